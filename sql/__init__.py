@@ -1,0 +1,1 @@
+"""SQL shipped with traceidx: view definitions (views/) and report queries (reports/)."""

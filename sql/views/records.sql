@@ -1,0 +1,5 @@
+-- records: one row per complete line of a source, with its byte range and fingerprint.
+CREATE OR REPLACE VIEW records AS
+SELECT record_id, source_id, source_position, content_range, fingerprint, occurred_at,
+       parse_status, native_type
+FROM _records;

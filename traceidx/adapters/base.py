@@ -1,0 +1,103 @@
+"""What adapters produce: draft facts keyed by record positions, before ids exist.
+
+An adapter receives the decoded records of one source in order (`Adapter.feed`) and returns a
+`Draft` (`Adapter.finish`). The project stage turns drafts into domain objects: it assigns ids
+and positions, bounds text, resolves tool-call links and parses declared shell commands.
+Adapters never touch files, ids or storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from traceidx.rules import UsageSample
+
+
+@dataclass(slots=True)
+class DraftLoop:
+    """A Loop under construction; `start`/`end` are record positions."""
+
+    start: int
+    native_id: str | None = None
+    end: int | None = None
+    outcome: str | None = None
+    model_id: str | None = None
+    effort: str | None = None
+    context_window: int | None = None
+    usage: list[UsageSample] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class DraftItem:
+    """An Item under construction.
+
+    `value` holds the value Struct's fields; text members (`text`, `summary`) are plain
+    strings, bounded later. `call_id` registers a tool call's native id; `output_of` names the
+    native call id a tool output belongs to (resolved to `call_item_id` within the source);
+    `session_ref` is the native id of a linked Session (resolved by id derivation, checked by
+    the views); `shell_command` is the command text of a declared shell tool.
+    """
+
+    role: str
+    strength: str
+    value: dict[str, Any]
+    records: list[int]
+    loop: DraftLoop | None
+    occurred_at: int | None = None
+    call_id: str | None = None
+    output_of: str | None = None
+    session_ref: str | None = None
+    shell_command: str | None = None
+
+
+@dataclass(slots=True)
+class DraftSession:
+    """Session facts of one source; `*_from` are (native id, witness record position)."""
+
+    native_id: str
+    identity_record: int
+    created_at: int | None = None
+    name: str | None = None
+    working_directory: str | None = None
+    delegated_from: tuple[str, int] | None = None
+    forked_from: tuple[str, int] | None = None
+
+
+@dataclass(slots=True)
+class Draft:
+    """Everything one source contributes."""
+
+    session: DraftSession | None
+    loops: list[DraftLoop]
+    items: list[DraftItem]
+    unknown_types: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFacts:
+    """What an adapter says about one record: the runtime's time and native type."""
+
+    occurred_at: int | None
+    native_type: str | None
+
+
+class Adapter:
+    """Base class of the per-runtime adapters; subclasses register with `register`."""
+
+    runtime: ClassVar[str]
+    #: how many leading records `claims` may inspect
+    detect_window: ClassVar[int] = 32
+
+    @classmethod
+    def claims(cls, head: list[Any]) -> bool:
+        """Whether the decoded leading records have this runtime's structure."""
+        raise NotImplementedError
+
+    def feed(self, position: int, obj: Any) -> RecordFacts:
+        """Consume one decoded record (malformed lines are not fed)."""
+        raise NotImplementedError
+
+    def finish(self) -> Draft:
+        """The source's draft facts once every record was fed."""
+        raise NotImplementedError

@@ -1,0 +1,39 @@
+"""Encoding: ingested sources to Arrow tables grouped by dataset partition.
+
+Rows are ordered deterministically (sources by locator, then records by position, loops by
+session position, items by emission order), so the same input encodes to the same tables.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pyarrow as pa
+
+from traceidx.dataset import Partition, partition_of
+from traceidx.ingest import SourceResult
+from traceidx.model import TABLES
+from traceidx.schema import to_table
+
+
+def encode(results: list[SourceResult]) -> dict[Partition, dict[str, pa.Table]]:
+    """Arrow tables per partition for every indexed source."""
+    grouped: dict[Partition, dict[str, list[Any]]] = defaultdict(
+        lambda: {t: [] for t in TABLES}
+    )
+    for result in sorted(results, key=lambda r: r.locator):
+        if result.state != "indexed" or result.projection is None or result.source is None:
+            continue
+        session = result.projection.session
+        part = partition_of(session.runtime, session.created_at, session.session_id)
+        rows = grouped[part]
+        rows["sources"].append(result.source)
+        rows["records"].extend(result.records)
+        rows["sessions"].append(session)
+        rows["loops"].extend(result.projection.loops)
+        rows["items"].extend(result.projection.items)
+    return {
+        part: {table: to_table(table, objs) for table, objs in tables.items()}
+        for part, tables in grouped.items()
+    }

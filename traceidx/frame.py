@@ -1,0 +1,122 @@
+"""Framing: split a byte stream into Records (complete newline-terminated lines).
+
+Rules (the Source/Record contract):
+
+* A Record is a complete line: bytes up to, not including, ``\\n``. ``\\r`` is kept.
+* `content_range` is the half-open byte range ``[start, end)`` of those bytes in the source.
+* `fingerprint` is BLAKE2b with a 16-byte digest, lowercase hex, of exactly those bytes
+  (the newline excluded). ``FINGERPRINT_ALGORITHM`` names it.
+* An unterminated tail is not a Record; `Framer.tail_bytes` reports its length.
+* A line longer than `max_record_bytes` is still a Record (hashed while streaming) but its
+  bytes are not kept: `FramedLine.data` is ``None`` and it is never parsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from hashlib import blake2b
+from typing import BinaryIO
+
+FINGERPRINT_ALGORITHM = "blake2b-128"
+DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
+CHUNK_BYTES = 4 * 1024 * 1024
+
+
+def fingerprint(data: bytes) -> str:
+    """The documented fingerprint of a record's content bytes."""
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class FramedLine:
+    """One complete line: position, byte range and fingerprint; `data` unless oversized."""
+
+    position: int
+    start: int
+    end: int
+    fingerprint: str
+    data: bytes | None
+
+
+class Framer:
+    """Incremental framer over chunks of one source; feed chunks in order."""
+
+    def __init__(self, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES, offset: int = 0) -> None:
+        self.max_record_bytes = max_record_bytes
+        self.position = 0
+        self._offset = offset  # absolute offset of the start of the pending line
+        self._pending = bytearray()
+        self._hasher: blake2b | None = None  # set while streaming an oversized line
+        self._pending_len = 0
+
+    @property
+    def tail_bytes(self) -> int:
+        """Bytes seen after the last newline (an unterminated tail, not a Record)."""
+        return self._pending_len
+
+    def feed(self, chunk: bytes) -> Iterator[FramedLine]:
+        """Frame a chunk; yields every line completed by it."""
+        begin = 0
+        size = len(chunk)
+        while begin < size:
+            nl = chunk.find(b"\n", begin)
+            if nl < 0:
+                self._extend(chunk, begin, size)
+                return
+            yield self._finish(chunk, begin, nl)
+            begin = nl + 1
+
+    def _extend(self, chunk: bytes, begin: int, end: int) -> None:
+        self._pending_len += end - begin
+        if self._hasher is not None:
+            self._hasher.update(memoryview(chunk)[begin:end])
+            return
+        self._pending += memoryview(chunk)[begin:end]
+        if len(self._pending) > self.max_record_bytes:
+            self._hasher = blake2b(bytes(self._pending), digest_size=16)
+            self._pending = bytearray()
+
+    def _finish(self, chunk: bytes, begin: int, nl: int) -> FramedLine:
+        start = self._offset
+        length = self._pending_len + (nl - begin)
+        data: bytes | None
+        if self._hasher is not None:
+            self._hasher.update(memoryview(chunk)[begin:nl])
+            digest, data = self._hasher.hexdigest(), None
+        elif self._pending:
+            self._pending += memoryview(chunk)[begin:nl]
+            data = bytes(self._pending)
+            digest = fingerprint(data)
+        else:
+            data = chunk[begin:nl]
+            digest = fingerprint(data)
+        if data is not None and len(data) > self.max_record_bytes:
+            data = None
+        line = FramedLine(self.position, start, start + length, digest, data)
+        self.position += 1
+        self._offset = start + length + 1
+        self._pending = bytearray()
+        self._pending_len = 0
+        self._hasher = None
+        return line
+
+
+def frame_chunks(
+    chunks: Iterable[bytes], max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+) -> Iterator[FramedLine]:
+    """Frame an iterable of byte chunks (the tail without a newline is dropped)."""
+    framer = Framer(max_record_bytes)
+    for chunk in chunks:
+        yield from framer.feed(chunk)
+
+
+def read_chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """Read a binary stream in chunks."""
+    while chunk := stream.read(size):
+        yield chunk
+
+
+def frame_bytes(data: bytes, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> list[FramedLine]:
+    """Frame an in-memory byte string."""
+    return list(frame_chunks([data], max_record_bytes))

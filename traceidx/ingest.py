@@ -1,0 +1,172 @@
+"""Ingest one source: frame its lines, detect its runtime, adapt and project it.
+
+This is the per-source unit of work (and of parallelism). It reads the file once, streaming
+in chunks; problems with the evidence are data (a malformed line is a Record with
+``parse_status = malformed``; an unclaimed file is ``skipped`` with a reason), while I/O
+errors make the source ``failed`` with the reason. Nothing here writes anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import msgspec
+
+from traceidx import ids
+from traceidx.adapters import detect
+from traceidx.adapters.base import Adapter, RecordFacts
+from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer, read_chunks
+from traceidx.model import ByteRange, Record, Source
+from traceidx.project import Projection, project
+from traceidx.text import DEFAULT_TEXT_LIMIT
+
+State = Literal["indexed", "skipped", "failed"]
+_DECODE = msgspec.json.Decoder()
+_NO_FACTS = RecordFacts(None, None)
+
+
+@dataclass(slots=True)
+class SourceResult:
+    """The outcome of ingesting one candidate file."""
+
+    locator: str
+    state: State
+    reason: str | None = None
+    runtime: str | None = None
+    size: int = 0
+    mtime_ns: int = 0
+    indexed_bytes: int = 0
+    tail_bytes: int = 0
+    malformed: int = 0
+    oversized: int = 0
+    unknown_types: dict[str, int] = field(default_factory=dict)
+    source: Source | None = None
+    records: list[Record] = field(default_factory=list)
+    projection: Projection | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Limits that shape what is published."""
+
+    text_limit: int = DEFAULT_TEXT_LIMIT
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    runtimes: frozenset[str] | None = None
+
+
+def _decode(line: FramedLine) -> tuple[Any, str]:
+    if line.data is None:
+        return None, "oversized"
+    try:
+        return _DECODE.decode(line.data), "ok"
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None, "malformed"
+
+
+class _Run:
+    """State of one source's ingestion."""
+
+    def __init__(self, result: SourceResult, settings: Settings) -> None:
+        self.result = result
+        self.settings = settings
+        self.source_id = ids.source_id(result.locator)
+        self.adapter: Adapter | None = None
+        self.head: list[tuple[FramedLine, Any, str]] = []
+        self.undecided = True
+
+    def line(self, line: FramedLine) -> None:
+        obj, status = _decode(line)
+        if self.undecided:
+            self.head.append((line, obj, status))
+            if len(self.head) >= 32:
+                self.decide()
+            return
+        self.record(line, obj, status)
+
+    def decide(self) -> None:
+        self.undecided = False
+        objs = [obj for _, obj, status in self.head if status == "ok"]
+        cls = detect(objs, set(self.settings.runtimes) if self.settings.runtimes else None)
+        if cls is not None:
+            self.adapter = cls()
+            self.result.runtime = cls.runtime
+        for line, obj, status in self.head:
+            self.record(line, obj, status)
+        self.head = []
+
+    def record(self, line: FramedLine, obj: Any, status: str) -> None:
+        facts = _NO_FACTS
+        if status == "ok" and self.adapter is not None:
+            facts = self.adapter.feed(line.position, obj)
+        elif status == "malformed":
+            self.result.malformed += 1
+        elif status == "oversized":
+            self.result.oversized += 1
+        if self.adapter is None:
+            return
+        self.result.records.append(
+            Record(
+                record_id=ids.record_id(self.source_id, line.position),
+                source_id=self.source_id,
+                source_position=line.position,
+                content_range=ByteRange(line.start, line.end),
+                fingerprint=line.fingerprint,
+                parse_status=status,  # type: ignore[arg-type]
+                occurred_at=facts.occurred_at,
+                native_type=facts.native_type,
+            )
+        )
+
+
+def ingest(locator: str, settings: Settings) -> SourceResult:
+    """Ingest the file at a canonical locator."""
+    result = SourceResult(locator, "failed")
+    try:
+        stat = os.stat(locator)
+        result.size, result.mtime_ns = stat.st_size, stat.st_mtime_ns
+        run = _Run(result, settings)
+        framer = Framer(settings.max_record_bytes)
+        with open(locator, "rb") as stream:
+            for chunk in read_chunks(stream):
+                for line in framer.feed(chunk):
+                    run.line(line)
+        if run.undecided:
+            run.decide()
+    except OSError as exc:
+        result.reason = f"cannot read: {exc.strerror or exc}"
+        result.records = []
+        return result
+    result.tail_bytes = framer.tail_bytes
+    result.indexed_bytes = result.size - framer.tail_bytes
+    return _conclude(result, run, settings)
+
+
+def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResult:
+    if framer_empty(result):
+        return _skip(result, "no complete line (empty or unterminated)")
+    if run.adapter is None:
+        return _skip(result, "no adapter recognises its structure")
+    draft = run.adapter.finish()
+    result.unknown_types = dict(draft.unknown_types)
+    assert result.runtime is not None
+    projection = project(
+        draft, runtime=result.runtime, source_id=run.source_id, text_limit=settings.text_limit
+    )
+    if projection is None:
+        return _skip(result, f"{result.runtime}: no record states a session identity")
+    result.state = "indexed"
+    result.source = Source(run.source_id, result.locator, result.runtime)  # type: ignore[arg-type]
+    result.projection = projection
+    return result
+
+
+def framer_empty(result: SourceResult) -> bool:
+    """Whether the file held no complete line."""
+    return result.indexed_bytes == 0
+
+
+def _skip(result: SourceResult, reason: str) -> SourceResult:
+    result.state, result.reason, result.records, result.projection = "skipped", reason, [], None
+    return result

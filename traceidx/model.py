@@ -1,0 +1,525 @@
+"""The runtime-neutral domain model: Source, Record, Session, Loop, Item and the typed Semantic.
+
+This module is the single source of truth for the dataset's shape. The Arrow schema
+(`traceidx.schema`), the Parquet files and the SQL views are all derived from (or checked
+against) these Structs. The module imports nothing but msgspec and the standard library.
+
+Field names follow the contract in the specification (item model, semantic contract, loop
+model) and, for Source / Record / Session, the shapes adopted from the reference
+implementation. A field that the evidence does not support is absent (``None``), never zero.
+
+Ids are opaque signed 64-bit integers (see `traceidx.ids`). Times are epoch milliseconds UTC.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+# ---------------------------------------------------------------------------------------------
+# Constrained scalars
+
+U64 = Annotated[int, msgspec.Meta(ge=0)]
+Id = int  # opaque 63-bit id; never decoded by callers
+EpochMs = Annotated[
+    int, msgspec.Meta(description="epoch milliseconds, UTC", extra={"arrow": "timestamp_ms_utc"})
+]
+
+Runtime = Literal["claude_code", "codex", "pi", "dsh"]
+RUNTIMES: tuple[str, ...] = ("claude_code", "codex", "pi", "dsh")
+
+EvidenceStrength = Literal["structural", "heuristic"]
+Outcome = Literal["completed", "interrupted", "failed"]
+
+
+class _Struct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Common base: immutable, strict, absent optional members are omitted when encoded."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Value types of the semantic contract
+
+
+class TextContent(_Struct):
+    """Bounded published text: `value` may be a prefix; `full_bytes`/`estimated_tokens` describe
+    the complete source text."""
+
+    value: str
+    full_bytes: U64
+    estimated_tokens: U64
+
+
+class Text(_Struct):
+    """Readable text of an input or output; `has_images` is always present."""
+
+    has_images: bool = False
+    text: TextContent | None = None
+
+
+class Reasoning(_Struct):
+    """Reasoning exposed in full, as a runtime-marked summary, or only known to have happened."""
+
+    representation: Literal["full", "summary", "unavailable"]
+    text: TextContent | None = None
+
+
+class ByteRange(_Struct):
+    """Half-open byte range ``[start, end)``."""
+
+    start: U64
+    end: U64
+
+
+class Pipeline(_Struct):
+    """Membership of a statement in a pipeline of its fragment."""
+
+    id: U64
+    position: U64
+
+
+class Invocation(_Struct):
+    """A program name and the argument words as the agent wrote them."""
+
+    program: str
+    argv: tuple[str, ...] = ()
+
+
+class Redirect(_Struct):
+    """A redirection with its operator, target and range relative to the fragment."""
+
+    operator: str
+    target: str
+    range: ByteRange
+    source_fd: str | None = None
+
+
+class ShellStatement(_Struct):
+    """One statement of a shell fragment; positions index the fragment's statement array."""
+
+    range: ByteRange
+    parent_position: U64 | None = None
+    connector: str | None = None
+    pipeline: Pipeline | None = None
+    invocations: tuple[Invocation, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+
+
+class ShellFragment(_Struct):
+    """A piece of shell program with its parse coverage and statements."""
+
+    text: TextContent
+    completeness: Literal["complete", "partial"]
+    statements: tuple[ShellStatement, ...] = ()
+
+
+class ToolCall(_Struct):
+    """A tool invocation; `arguments` is the runtime's JSON argument object as JSON text."""
+
+    tool_name: str | None = None
+    arguments: str | None = None
+    working_directory: str | None = None
+
+
+class ShellToolCall(_Struct):
+    """A tool call whose command argument was parsed into shell fragments (at least one)."""
+
+    shell_fragments: tuple[ShellFragment, ...]
+    tool_name: str | None = None
+    arguments: str | None = None
+    working_directory: str | None = None
+
+
+class ToolOutput(_Struct):
+    """What a tool returned, with only the facts the runtime itself reported."""
+
+    call_item_id: Id | None = None
+    text: TextContent | None = None
+    exit_code: int | None = None
+    failed: bool | None = None
+    duration_ms: U64 | None = None
+    runtime_truncated: bool | None = None
+    runtime_output_tokens: U64 | None = None
+
+
+class Delegation(_Struct):
+    """Work handed to a child agent; `child_session_id` only when the child Session exists."""
+
+    has_images: bool = False
+    text: TextContent | None = None
+    child_session_id: Id | None = None
+
+
+class SubagentActivity(_Struct):
+    """Progress of, or communication with, a child agent while it works."""
+
+    has_images: bool = False
+    text: TextContent | None = None
+    subagent_session_id: Id | None = None
+
+
+class SubagentReport(_Struct):
+    """A child agent's result handed back."""
+
+    has_images: bool = False
+    text: TextContent | None = None
+    source_session_id: Id | None = None
+
+
+class Compaction(_Struct):
+    """The summary a runtime substitutes for earlier context."""
+
+    summary: TextContent | None = None
+
+
+InstructionCategory = Literal[
+    "project", "user", "skill", "permission", "collaboration", "plugin", "tool_catalog"
+]
+ContextCategory = Literal["environment", "memory", "file", "session_reference", "internal"]
+
+
+class Instruction(_Struct):
+    """Rules the runtime injects for the agent to follow."""
+
+    text: TextContent | None = None
+    category: InstructionCategory | None = None
+
+
+class Context(_Struct):
+    """Material the runtime supplies for the agent to use."""
+
+    has_images: bool = False
+    text: TextContent | None = None
+    category: ContextCategory | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Semantic: a discriminated union keyed by role, one Struct per role.
+
+
+class _Semantic(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="role", omit_defaults=True
+):
+    """Base of every role Struct: the role tag plus the classification's evidence strength."""
+
+    evidence_strength: EvidenceStrength
+
+
+class HumanRequest(_Semantic, tag="human.request"):
+    """A person's input that starts a new Loop."""
+
+    value: Text
+
+
+class HumanSteering(_Semantic, tag="human.steering"):
+    """A person's input delivered into a Loop that is still running."""
+
+    value: Text
+
+
+class AgentCommentary(_Semantic, tag="agent.commentary"):
+    """Agent text emitted while the Loop runs."""
+
+    value: Text
+
+
+class AgentFinalAnswer(_Semantic, tag="agent.final_answer"):
+    """Agent text the runtime's structure marks as the Loop's final response."""
+
+    value: Text
+
+
+class AgentReasoning(_Semantic, tag="agent.reasoning"):
+    """Reasoning the runtime exposed (or proved happened)."""
+
+    value: Reasoning
+
+
+class AgentToolCall(_Semantic, tag="agent.tool_call"):
+    """A tool invocation with agent-written arguments."""
+
+    value: ToolCall
+
+
+class AgentShellToolCall(_Semantic, tag="agent.tool_call.shell"):
+    """A declared shell tool invocation with parsed shell structure."""
+
+    value: ShellToolCall
+
+
+class AgentDelegation(_Semantic, tag="agent.delegation"):
+    """Work handed by the agent to a child agent."""
+
+    value: Delegation
+
+
+class ToolOutputRole(_Semantic, tag="tool.output"):
+    """What a tool returned."""
+
+    value: ToolOutput
+
+
+class SubagentActivityRole(_Semantic, tag="subagent.activity"):
+    """Activity tied to a child Session while it works."""
+
+    value: SubagentActivity
+
+
+class SubagentReportRole(_Semantic, tag="subagent.report"):
+    """A child Session's result handed back to the parent."""
+
+    value: SubagentReport
+
+
+class RuntimeInstructions(_Semantic, tag="runtime.instructions"):
+    """Instructions injected by the runtime (not human input)."""
+
+    value: Instruction
+
+
+class RuntimeContext(_Semantic, tag="runtime.context"):
+    """Material supplied by the runtime (not human input)."""
+
+    value: Context
+
+
+class RuntimeState(_Semantic, tag="runtime.state"):
+    """Runtime-owned state or a change of it."""
+
+    value: Text
+
+
+class RuntimeNotice(_Semantic, tag="runtime.notice"):
+    """A runtime-owned error, reminder or control event."""
+
+    value: Text
+
+
+class RuntimeCompactionSummary(_Semantic, tag="runtime.compaction_summary"):
+    """A runtime summary replacing earlier context."""
+
+    value: Compaction
+
+
+class RuntimeUnknown(_Semantic, tag="runtime.unknown"):
+    """Meaningful bounded runtime content whose specific role is not yet known."""
+
+    value: Text
+
+
+Semantic = (
+    HumanRequest
+    | HumanSteering
+    | AgentCommentary
+    | AgentFinalAnswer
+    | AgentReasoning
+    | AgentToolCall
+    | AgentShellToolCall
+    | AgentDelegation
+    | ToolOutputRole
+    | SubagentActivityRole
+    | SubagentReportRole
+    | RuntimeInstructions
+    | RuntimeContext
+    | RuntimeState
+    | RuntimeNotice
+    | RuntimeCompactionSummary
+    | RuntimeUnknown
+)
+
+ROLE_TYPES: tuple[type[_Semantic], ...] = (
+    HumanRequest,
+    HumanSteering,
+    AgentCommentary,
+    AgentFinalAnswer,
+    AgentReasoning,
+    AgentToolCall,
+    AgentShellToolCall,
+    AgentDelegation,
+    ToolOutputRole,
+    SubagentActivityRole,
+    SubagentReportRole,
+    RuntimeInstructions,
+    RuntimeContext,
+    RuntimeState,
+    RuntimeNotice,
+    RuntimeCompactionSummary,
+    RuntimeUnknown,
+)
+
+
+def role_of(semantic_type: type[_Semantic]) -> str:
+    """The contract role name (the union tag) of a role Struct."""
+    tag = semantic_type.__struct_config__.tag
+    assert isinstance(tag, str)
+    return tag
+
+
+ROLE_BY_NAME: dict[str, type[_Semantic]] = {role_of(t): t for t in ROLE_TYPES}
+
+#: Roles whose definition depends on a Loop: an Item with one of these must carry `loop_id`.
+LOOP_BOUND_ROLES = frozenset(
+    {"human.request", "human.steering", "agent.commentary", "agent.final_answer"}
+)
+
+# ---------------------------------------------------------------------------------------------
+# Physical evidence and program structure
+
+
+class Source(_Struct):
+    """A physical trace file: identity is its canonical locator."""
+
+    source_id: Id
+    locator: str
+    runtime: Runtime
+
+
+class Record(_Struct):
+    """One complete newline-terminated line of a Source.
+
+    `content_range` is half-open and excludes the newline; `fingerprint` is BLAKE2b-128 (hex) of
+    exactly those bytes; `occurred_at` only when the runtime wrote a timestamp on that line.
+    `native_type` and `parse_status` are operational facts (not contract fields) that help
+    diagnose evidence: `parse_status` is ``ok``, ``malformed`` or ``oversized``.
+    """
+
+    record_id: Id
+    source_id: Id
+    source_position: U64
+    content_range: ByteRange
+    fingerprint: str
+    parse_status: Literal["ok", "malformed", "oversized"]
+    occurred_at: EpochMs | None = None
+    native_type: str | None = None
+
+
+class SessionRef(_Struct):
+    """A link to another Session plus the record that witnesses it."""
+
+    session_id: Id
+    record_id: Id
+
+
+class Session(_Struct):
+    """A runtime-maintained agent context, identified by (runtime, native_id)."""
+
+    session_id: Id
+    runtime: Runtime
+    native_id: str
+    identity_record_id: Id
+    source_ids: tuple[Id, ...]
+    created_at: EpochMs | None = None
+    name: str | None = None
+    working_directory: str | None = None
+    forked_from: SessionRef | None = None
+    delegated_from: SessionRef | None = None
+
+
+class LoopEnd(_Struct):
+    """The record proving the Loop ended, and the runtime's whole-run outcome if it stated one."""
+
+    record_id: Id
+    outcome: Outcome | None = None
+
+
+class LoopModel(_Struct):
+    """The model the runtime reported for the Loop."""
+
+    id: str
+    effort: str | None = None
+    context_window: U64 | None = None
+
+
+class Usage(_Struct):
+    """Normalised token usage: input includes cache reads and writes; reasoning is in output."""
+
+    input: U64
+    output: U64
+    cached: U64 | None = None
+    cache_write: U64 | None = None
+    reasoning: U64 | None = None
+
+
+class Loop(_Struct):
+    """One outer agent execution the runtime started."""
+
+    loop_id: Id
+    session_id: Id
+    session_position: U64
+    start_record_id: Id
+    native_id: str | None = None
+    end: LoopEnd | None = None
+    model: LoopModel | None = None
+    usage: Usage | None = None
+
+
+class Item(_Struct):
+    """One queryable program fact with its semantic and supporting records."""
+
+    item_id: Id
+    session_id: Id
+    record_ids: tuple[Id, ...]
+    semantic: Semantic
+    loop_id: Id | None = None
+    loop_position: U64 | None = None
+    occurred_at: EpochMs | None = None
+
+
+TABLES: dict[str, type[msgspec.Struct]] = {
+    "sources": Source,
+    "records": Record,
+    "sessions": Session,
+    "loops": Loop,
+    "items": Item,
+}
+
+
+#: Column descriptions shown by `traceidx schema` (top-level columns of each table).
+COLUMN_DOCS: dict[str, dict[str, str]] = {
+    "sources": {
+        "source_id": "opaque id of the trace file (from its canonical locator)",
+        "locator": "canonical absolute path of the trace file",
+        "runtime": "program that wrote the trace: claude_code, codex, pi or dsh",
+    },
+    "records": {
+        "record_id": "opaque id of the line (from source and position)",
+        "source_id": "the Source holding the line",
+        "source_position": "0-based line ordinal in the source",
+        "content_range": "half-open byte range of the line in the source, newline excluded",
+        "fingerprint": "BLAKE2b-128 hex of exactly the content bytes",
+        "parse_status": "ok, malformed (not JSON) or oversized (not parsed)",
+        "occurred_at": "the runtime's own timestamp on the line, if any",
+        "native_type": "the runtime's record type (type or type/refinement)",
+    },
+    "sessions": {
+        "session_id": "opaque id from (runtime, native_id)",
+        "runtime": "program that wrote the session",
+        "native_id": "the runtime's own session id",
+        "identity_record_id": "record that states the session identity",
+        "source_ids": "sources supporting the session",
+        "created_at": "earliest runtime timestamp of the session",
+        "name": "explicit session name, if the runtime records one",
+        "working_directory": "the session's working directory",
+        "forked_from": "parent session this one was forked from (if in the dataset)",
+        "delegated_from": "session that delegated work to this one (if in the dataset)",
+    },
+    "loops": {
+        "loop_id": "opaque id of the outer agent execution",
+        "session_id": "the Session the loop belongs to",
+        "session_position": "0-based order of the loop in its session",
+        "start_record_id": "record proving the execution started",
+        "native_id": "the runtime's own id for the execution, if any",
+        "end": "record proving the end, and the runtime's outcome if it stated one",
+        "model": "model id, effort and context window as the runtime reported them",
+        "usage": "token usage summed over the loop's model calls (input includes cache)",
+    },
+    "items": {
+        "item_id": "opaque id of the fact",
+        "session_id": "the Session the fact belongs to",
+        "record_ids": "records supporting the fact",
+        "semantic": "role, evidence strength and the one value shape of the fact",
+        "loop_id": "the Loop the fact belongs to, when the trace supports it",
+        "loop_position": "0-based observation order inside the loop",
+        "occurred_at": "the runtime's time of the fact, if reported",
+    },
+}

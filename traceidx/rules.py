@@ -1,0 +1,101 @@
+"""Rules every adapter shares, decided once (see README "Shared rules").
+
+* Human or not: a channel named "user" proves nothing. An input is ``human.*`` only when the
+  runtime's own structure says a person typed it (interactive prompt markers); inputs a program
+  may have written (SDK / print-mode prompts) are ``human.*`` with ``heuristic`` strength;
+  anything the runtime injected is ``runtime.*``; if authorship is unsettled the Record stays
+  and no Item is made. A subagent's task prompt in the child transcript is ``agent.delegation``.
+* What opens a Loop: an outer agent execution: a prompt the agent works on, a runtime
+  notification that starts agent work, a subagent's run. Commands the runtime handles itself
+  (slash commands, a user's own ``!cmd``) open no Loop; their facts are runtime Items.
+* Exit codes: only from a structured field or from the fixed line a runtime itself writes at a
+  fixed place of a tool result (`exit_code_from_header`). Never an implied 0.
+* Failed: from the runtime's own flag or a non-zero exit code obtained as above; never words.
+* Durations: ``duration_ms`` only as the runtime reports it; views add ``elapsed_ms`` from
+  timestamps under that separate name.
+* Usage: per model call, normalised so that ``input`` includes cache reads and writes,
+  ``cached``/``cache_write`` are subsets of input and ``reasoning`` of output. A Loop's optional
+  member is present only if every counted call of the Loop reported it. Messages a runtime
+  synthesises itself are not model calls.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from traceidx.model import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class UsageSample:
+    """One model call's usage, already normalised to the contract."""
+
+    input: int
+    output: int
+    cached: int | None = None
+    cache_write: int | None = None
+    reasoning: int | None = None
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+def usage_sample(
+    *,
+    input: object,
+    output: object,
+    cached: object = None,
+    cache_write: object = None,
+    reasoning: object = None,
+    input_includes_cache: bool,
+) -> UsageSample | None:
+    """Normalise one call's native counts; None when input or output is not reported.
+
+    When the runtime's input excludes cache reads/writes they are added to it. Subsets that
+    exceed their parent are dropped (absent), never clamped.
+    """
+    inp, out = _count(input), _count(output)
+    if inp is None or out is None:
+        return None
+    cr, cw, rs = _count(cached), _count(cache_write), _count(reasoning)
+    if not input_includes_cache:
+        inp += (cr or 0) + (cw or 0)
+    return UsageSample(
+        input=inp,
+        output=out,
+        cached=cr if cr is not None and cr <= inp else None,
+        cache_write=cw if cw is not None and cw <= inp else None,
+        reasoning=rs if rs is not None and rs <= out else None,
+    )
+
+
+def sum_usage(samples: list[UsageSample]) -> Usage | None:
+    """A Loop's usage: sums; an optional member survives only if every sample has it."""
+    if not samples:
+        return None
+
+    def total(name: str) -> int | None:
+        values = [getattr(s, name) for s in samples]
+        return None if any(v is None for v in values) else sum(values)
+
+    return Usage(
+        input=sum(s.input for s in samples),
+        output=sum(s.output for s in samples),
+        cached=total("cached"),
+        cache_write=total("cache_write"),
+        reasoning=total("reasoning"),
+    )
+
+
+def exit_code_from_header(text: str, pattern: re.Pattern[str]) -> int | None:
+    """An exit code from the fixed line a runtime writes, anchored where it writes it.
+
+    `pattern` must be anchored (``^`` at the start of the text, or a full fixed line) and
+    have one group capturing a possibly signed integer.
+    """
+    match = pattern.match(text)
+    return int(match.group(1)) if match else None

@@ -1,0 +1,117 @@
+"""The Arrow schema, derived from the domain Structs in `traceidx.model` (never hand-written).
+
+`msgspec.inspect` walks each table Struct: ints become int64 (ids are 63-bit), ``EpochMs``
+fields become ``timestamp[ms, UTC]``, Literals and strings become strings, tuples become lists
+and nested Structs become structs. The ``semantic`` union becomes
+``struct<role, evidence_strength, <one nullable child per value shape>>``; the child is named
+after the value type in snake case, and ``ShellToolCall`` shares ``tool_call`` (its extra
+``shell_fragments`` member is part of that child).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+import msgspec
+import msgspec.inspect as mi
+import pyarrow as pa
+
+from traceidx import model
+
+#: Value Struct -> the name of its child in the stored `semantic` struct.
+SHAPE_OF: dict[type[msgspec.Struct], str] = {}
+for _role_type in model.ROLE_TYPES:
+    _value_type = _role_type.__annotations__["value"]
+    _value_cls = getattr(model, _value_type) if isinstance(_value_type, str) else _value_type
+    _name = "tool_call" if _value_cls is model.ShellToolCall else None
+    SHAPE_OF[_value_cls] = _name or re.sub(r"(?<!^)(?=[A-Z])", "_", _value_cls.__name__).lower()
+
+#: role name -> shape child name
+SHAPE_BY_ROLE: dict[str, str] = {
+    model.role_of(t): SHAPE_OF[_v]
+    for t in model.ROLE_TYPES
+    for _v in [getattr(model, t.__annotations__["value"])]
+}
+SHAPES: tuple[str, ...] = tuple(dict.fromkeys(SHAPE_OF.values()))
+
+
+def _arrow(t: mi.Type) -> pa.DataType:
+    if isinstance(t, mi.UnionType):
+        others = [x for x in t.types if not isinstance(x, mi.NoneType)]
+        if len(others) == 1:
+            return _arrow(others[0])
+        return _semantic_type()
+    if isinstance(t, mi.Metadata):
+        if (t.extra or {}).get("arrow") == "timestamp_ms_utc":
+            return pa.timestamp("ms", tz="UTC")
+        return _arrow(t.type)
+    if isinstance(t, mi.IntType):
+        return pa.int64()
+    if isinstance(t, mi.StrType | mi.LiteralType):
+        return pa.string()
+    if isinstance(t, mi.BoolType):
+        return pa.bool_()
+    if isinstance(t, mi.VarTupleType | mi.ListType):
+        return pa.list_(_arrow(t.item_type))
+    if isinstance(t, mi.StructType):
+        return _struct(t.cls)
+    raise TypeError(f"no Arrow mapping for {t!r}")
+
+
+@cache
+def _struct(cls: type[msgspec.Struct]) -> pa.StructType:
+    info = mi.type_info(cls)
+    assert isinstance(info, mi.StructType)
+    return pa.struct([pa.field(f.name, _arrow(f.type)) for f in info.fields])
+
+
+@cache
+def _semantic_type() -> pa.StructType:
+    children: dict[str, pa.StructType] = {}
+    for value_cls, shape in SHAPE_OF.items():
+        current = children.get(shape)
+        new = _struct(value_cls)
+        if current is None:
+            children[shape] = new
+        else:  # ToolCall and ShellToolCall share one child: the union of their members
+            names = {f.name for f in current}
+            extra = [f for f in new if f.name not in names]
+            children[shape] = pa.struct([*list(current), *extra])
+    fields = [pa.field("role", pa.string()), pa.field("evidence_strength", pa.string())]
+    fields += [pa.field(name, children[name]) for name in SHAPES]
+    return pa.struct(fields)
+
+
+@cache
+def table_schema(table: str) -> pa.Schema:
+    """The Arrow schema of one table, with column descriptions as field metadata."""
+    cls = model.TABLES[table]
+    info = mi.type_info(cls)
+    assert isinstance(info, mi.StructType)
+    docs = model.COLUMN_DOCS.get(table, {})
+    fields = []
+    for f in info.fields:
+        meta = {"description": docs[f.name]} if f.name in docs else None
+        fields.append(pa.field(f.name, _arrow(f.type), nullable=f.required is False, metadata=meta))
+    return pa.schema(fields)
+
+
+def to_row(obj: msgspec.Struct) -> dict[str, Any]:
+    """A domain object as an Arrow-ready row (the semantic union folded into shape children)."""
+    row: dict[str, Any] = msgspec.to_builtins(obj)
+    semantic = row.get("semantic")
+    if isinstance(semantic, dict):
+        role = semantic["role"]
+        row["semantic"] = {
+            "role": role,
+            "evidence_strength": semantic["evidence_strength"],
+            SHAPE_BY_ROLE[role]: semantic["value"],
+        }
+    return row
+
+
+def to_table(table: str, objs: list[Any]) -> pa.Table:
+    """An Arrow table of domain objects of one kind."""
+    return pa.Table.from_pylist([to_row(o) for o in objs], schema=table_schema(table))

@@ -1,0 +1,41 @@
+"""Bounded publication of text: the TextContent constructor and the token estimate.
+
+Bound: a prefix of at most `limit` UTF-8 bytes, cut back to a character boundary
+(default 64 KiB). `full_bytes` is the UTF-8 length of the complete text.
+
+Token estimate ``ascii4_unicode1_v1`` (deterministic, not a vendor count): the number of ASCII
+characters divided by 4 rounded up, plus one per non-ASCII character, over the complete text.
+"""
+
+from __future__ import annotations
+
+from traceidx.model import TextContent
+
+DEFAULT_TEXT_LIMIT = 64 * 1024
+TOKEN_ESTIMATOR = "ascii4_unicode1_v1"
+
+
+def estimate_tokens(text: str) -> int:
+    """ceil(ascii_chars / 4) + non_ascii_chars."""
+    if text.isascii():
+        return (len(text) + 3) // 4
+    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
+
+
+def bound_utf8(data: bytes, limit: int) -> bytes:
+    """The longest prefix of `data` of at most `limit` bytes that ends on a character boundary."""
+    if len(data) <= limit:
+        return data
+    cut = limit
+    # Back off over UTF-8 continuation bytes (0b10xxxxxx).
+    while cut > 0 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return data[:cut]
+
+
+def text_content(text: str, limit: int = DEFAULT_TEXT_LIMIT) -> TextContent:
+    """Build the bounded TextContent of a complete text."""
+    data = text.encode("utf-8", "surrogatepass")
+    value = text if len(data) <= limit else bound_utf8(data, limit).decode("utf-8", "replace")
+    return TextContent(value=value, full_bytes=len(data), estimated_tokens=estimate_tokens(text))
