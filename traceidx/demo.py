@@ -43,6 +43,7 @@ VERSION = "2.1.332"
 BASE_MS = calendar.timegm((2026, 1, 5, 9, 0, 0, 0, 0, 0)) * 1000
 SPAN_DAYS = 70  # 2026-01-05 .. mid-March: three calendar months
 DAY_MS = 86_400_000
+AUTO_COMPACT_TOKENS = 150_000
 
 # Per-turn / per-call rates of the scenarios.
 RATES = {
@@ -106,6 +107,14 @@ PROMPTS = (
     ("en", "Find where `{fn}` is used and check the error handling.", "Review {fn} error handling"),
     ("en", "ship it 🚀 run the linters and commit if everything is green ✅", "Lint and commit"),
     ("en", "Quick one: what does `{fn}` return when the input is empty? 🤔", "Explain {fn}"),
+    ("en", "The CI job is red on main, can you figure out why?", "Debug CI failure"),
+    ("en", "Please write unit tests for `{fn}` covering the edge cases.", "Test {fn} edge cases"),
+    ("en", "Rename `{fn}` to something clearer and update all call sites.", "Rename {fn}"),
+    ("en", "Add logging around the retry loop in {path}.", "Add retry logging"),
+    ("en", "Is there dead code in {path}? Remove it if so.", "Remove dead code in {mod}"),
+    ("en", "Bump the minimum supported version and fix whatever breaks.", "Bump min version"),
+    ("en", "Review my last commit for bugs.", "Review last commit"),
+    ("en", "Make `{fn}` handle unicode input properly.", "Unicode handling in {fn}"),
     ("de", "Bitte prüfe, warum der Build fehlschlägt, und behebe es.", "Build-Fehler beheben"),
     ("de", "Kannst du die Tests für {mod} ausführen und die Fehler zusammenfassen?", "Tests {mod}"),
     ("zh", "请帮我检查一下 {mod} 模块里的错误处理，并补充单元测试。", "检查 {mod} 错误处理"),
@@ -122,6 +131,11 @@ FOLLOWUPS = (
     ("zh", "好的，再跑一遍测试。"),
     ("ja", "ありがとう！コミットしてください。"),
     ("en", "👍 and please keep the public API unchanged"),
+    ("en", "ok, now run the linter too"),
+    ("en", "Can you also add a test for the error path?"),
+    ("en", "That's not quite it. The bug only happens with an empty list."),
+    ("en", "great, push a commit"),
+    ("en", "What about {path}? Same problem there?"),
 )
 STEERING = (
     "Also print DONE when you are finished.",
@@ -167,10 +181,25 @@ FINALS = {
         "README に使い方セクションを追加しました ✅",
     ),
 }
-AGENT_TASKS = (
-    ("Explore", "Find callers of {fn}", "Find every caller of `{fn}` and report file:line."),
-    ("general-purpose", "Run test suite", "Run the test suite and list failures with file:line."),
-    ("Plan", "Plan the refactor", "Plan how to split {path} into smaller modules."),
+AGENT_TASKS = (  # (agent type, description, prompt, report)
+    (
+        "Explore",
+        "Find callers of {fn}",
+        "Find every caller of `{fn}` and report file:line.",
+        "`{fn}` is called from 2 places:\n- {path}:41\n- {test}:12\nNeither checks for None.",
+    ),
+    (
+        "general-purpose",
+        "Run test suite",
+        "Run the test suite and list failures with file:line.",
+        "The suite passes except one test in {test}: `{fn}([])` raises TypeError.",
+    ),
+    (
+        "Plan",
+        "Plan the refactor",
+        "Plan how to split {path} into smaller modules.",
+        "Plan:\n1. Move parsing out of {path}.\n2. Keep `{fn}` as a thin wrapper.\n3. Add tests.",
+    ),
 )
 API_ERRORS = (
     (500, "api_error", "server_error", "500 Internal server error"),
@@ -180,6 +209,15 @@ REJECTED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
     "was a file edit, the new_string was NOT written to the file). STOP what you are doing and "
     "wait for the user to tell you how to proceed."
+)
+CAVEAT = (
+    "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as "
+    "a request, and its output goes straight to the user. It's recorded here as context for later "
+    "messages.</local-command-caveat>"
+)
+COMPACT_COMMAND = (
+    "<command-name>/compact</command-name>\n            <command-message>compact</command-message>"
+    "\n            <command-args></command-args>"
 )
 UPDATED = "(file state is current in your context — no need to Read it back)"
 
@@ -248,6 +286,7 @@ class _Ids:
 @dataclass(frozen=True)
 class _Lang:
     ext: str
+    comment: str
     src: str
     test_path: str
     test_cmd: str
@@ -257,18 +296,31 @@ class _Lang:
 
 LANGS = {
     "py": _Lang(
-        "py", "src/{pkg}", "tests/test_{mod}.py", "pytest -q {test}", "ruff check .", "make dist"
+        ext="py",
+        comment="#",
+        src="src/{pkg}",
+        test_path="tests/test_{mod}.py",
+        test_cmd="pytest -q {test}",
+        lint_cmd="ruff check .",
+        build_cmd="make dist",
     ),
     "ts": _Lang(
-        "ts", "src", "src/{mod}.test.ts", "npx vitest run {test}", "npx eslint src", "npm run build"
+        ext="ts",
+        comment="//",
+        src="src",
+        test_path="src/{mod}.test.ts",
+        test_cmd="npx vitest run {test}",
+        lint_cmd="npx eslint src",
+        build_cmd="npm run build",
     ),
     "go": _Lang(
-        "go",
-        "internal/{mod}",
-        "internal/{mod}/{mod}_test.go",
-        "go test ./internal/{mod}/...",
-        "go vet ./...",
-        "make build",
+        ext="go",
+        comment="//",
+        src="internal/{mod}",
+        test_path="internal/{mod}/{mod}_test.go",
+        test_cmd="go test ./internal/{mod}/...",
+        lint_cmd="go vet ./...",
+        build_cmd="make build",
     ),
 }
 
@@ -470,8 +522,10 @@ def _sh_ls(c: _Ctx) -> _Sh:
 
 def _sh_grep(c: _Ctx) -> _Sh:
     src = c.path.split("/", 1)[0]
+    mark = LANGS[c.project.lang].comment
     hits = [
-        f"{c.project.path(m)}:{c.rng.randint(2, 90)}:    # TODO: {c.fn}" for m in c.project.modules
+        f"{c.project.path(m)}:{c.rng.randint(2, 90)}:  {mark} TODO: {c.fn}"
+        for m in c.project.modules
     ]
     return _Sh(f'grep -rn "TODO" {src} | head -10', "Find TODO comments", 0, "\n".join(hits))
 
@@ -516,7 +570,7 @@ def _sh_count(c: _Ctx) -> _Sh:
 def _sh_long(c: _Ctx) -> _Sh:
     """A command with more than 70 KiB of output."""
     cmd = LANGS[c.project.lang].test_cmd.format(test=".", mod=c.mod) + " -v 2>&1"
-    n = c.rng.randint(1300, 1900)
+    n = c.rng.randint(950, 1350)
     lines = [
         f"{c.test}::test_{c.fn}_case_{i:04d} PASSED{' ' * 18}[{i * 100 // n:3d}%]" for i in range(n)
     ]
@@ -602,7 +656,8 @@ def _plan_edit(c: _Ctx) -> _Call:
     original = _source(c.project.lang, c.mod, c.fn)
     lines = original.split("\n")
     k = c.rng.choice([i for i, x in enumerate(lines) if c.fn in x or "return" in x])
-    old, new = lines[k], lines[k].replace("out", "result") + "  # normalized"
+    old = lines[k]
+    new = old.replace("out", "result") + f"  {LANGS[c.project.lang].comment} normalized"
     inp = {"replace_all": False, "file_path": c.abspath, "old_string": old, "new_string": new}
     if c.rng.random() < RATES["edit_failure"]:
         inp["old_string"] = old + " "
@@ -735,8 +790,8 @@ class _Transcript:
     # -- model responses ------------------------------------------------------------------------
 
     def usage(self, output: int, thinking: int) -> Obj:
-        created, read = self.pending, self.cached
-        self.cached += self.pending
+        created, read = self.pending + self.rng.randint(150, 900), self.cached
+        self.cached += created
         self.pending = output
         return {
             "input_tokens": self.rng.randint(3, 60) if read else self.rng.randint(20, 120),
@@ -852,12 +907,16 @@ class _SessionGen:
             "gitBranch": rng.choice(self.project.branches),
         }
         self.showcase = SHOWCASE[index] if index < len(SHOWCASE) else None
-        self.compact_left = self.showcase == "compaction" or rng.random() < RATES["compaction"]
+        self.compaction: str | None = None  # "manual" (/compact) or "auto" (a full context)
+        if self.showcase == "compaction" or rng.random() < RATES["compaction"]:
+            self.compaction = rng.choice(("manual", "auto"))
         self.prompt_id: str | None = None
         self.prompt_text = ""
         self.title = ""
         self.ack: str | None = None
         self.main = _Transcript(self, self.model)
+        if self.compaction == "auto":  # many MCP tools and a big CLAUDE.md: a heavy context
+            self.main.pending += rng.randint(115_000, 135_000)
         self.subagents: list[tuple[str, _Transcript, Obj]] = []
 
     # -- clock ------------------------------------------------------------------------------------
@@ -883,15 +942,24 @@ class _SessionGen:
     def run(self) -> None:
         self.main.meta({"type": "permission-mode", "permissionMode": self.permission_mode})
         turns = self.rng.randint(1, 5)
+        if self.compaction == "manual":
+            turns = max(turns, 2)
         for t in range(turns):
             if t:
-                self.between_turns()
+                self.between_turns(t == turns - 1)
             self.turn(t, self.showcase if t == turns - 1 else None)
         self.main.meta(
             {"type": "last-prompt", "lastPrompt": self.prompt_text, "leafUuid": self.main.leaf}
         )
 
-    def between_turns(self) -> None:
+    def wants_auto_compact(self, late: bool) -> bool:
+        tr = self.main
+        full = tr.cached + tr.pending >= AUTO_COMPACT_TOKENS
+        return self.compaction == "auto" and tr.responses >= 3 and (late or full)
+
+    def between_turns(self, last: bool) -> None:
+        if self.compaction == "manual" and (last or self.rng.random() < 0.5):
+            self.manual_compact()
         gap = self.rng.choice((15, 40, 90, 240, 600, 1500)) * 1000
         self.advance(gap // 2, gap)
         if gap > 300_000:  # the 5-minute prompt cache expired
@@ -911,6 +979,7 @@ class _SessionGen:
     def open_turn(self, t: int, text: str) -> None:
         tr = self.main
         self.prompt_id, self.prompt_text = self.ids.uuid(), text
+        tr.pending += _tok(text) + 20
         self.meta_queue(text)
         uid = self.ids.uuid()
         snap = {"messageId": uid, "trackedFileBackups": {}, "timestamp": self.now()}
@@ -947,11 +1016,12 @@ class _SessionGen:
         skills["digests"] = [self.ids.hex(16) for _ in SKILLS]
         intro = "The following skills are available for use with the Skill tool:\n\n"
         tr.attachment(skills, f"<system-reminder>\n{intro}{listing}\n</system-reminder>")
+        self.date_attachment(tr)
+
+    def date_attachment(self, tr: _Transcript) -> None:
         day = self.now()[:10]
-        tr.attachment(
-            {"type": "date", "date": day},
-            f"<system-reminder>\nToday's date is {day}.\n</system-reminder>",
-        )
+        rendered = f"<system-reminder>\nToday's date is {day}.\n</system-reminder>"
+        tr.attachment({"type": "date", "date": day}, rendered)
 
     # -- turns ------------------------------------------------------------------------------------
 
@@ -984,8 +1054,8 @@ class _SessionGen:
                 return
             else:
                 self.work_step(c, steering=scenario == "steering" and j == special)
-            if self.compact_left and self.main.responses >= 3 and j >= special:
-                self.compact()
+            if self.wants_auto_compact(j >= special):
+                self.compact("auto")
         if scenario in ("api_error", "interrupt_stream"):
             self.api_error() if scenario == "api_error" else self.stream_interrupt(lang, c)
             return
@@ -1045,12 +1115,10 @@ class _SessionGen:
         tr.pending += _tok(text) + 60
         self.ack = "Noted, I'll take that into account."
 
-    def final_step(self, lang: str, c: _Ctx, tr: _Transcript | None = None) -> str:
-        tr = tr or self.main
+    def final_step(self, lang: str, c: _Ctx) -> None:
         text = self.final_text(lang, c)
         blocks = [b for b in self.pre_blocks(c) if b["type"] == "thinking"]
-        tr.response([*blocks, {"type": "text", "text": text}], "end_turn")
-        return text
+        self.main.response([*blocks, {"type": "text", "text": text}], "end_turn")
 
     def turn_duration(self, start: int, count: int) -> None:
         self.advance(20, 80)
@@ -1139,14 +1207,14 @@ class _SessionGen:
         body.update(apiErrorStatus=status, apiErrorType=etype)
         self.main.line(body)
 
-    def compact(self) -> None:
-        """Auto compaction mid-turn: a boundary starts a new chain, then the summary message."""
+    def compact(self, trigger: str) -> None:
+        """A compaction: a boundary starts a new parent chain, then the summary message."""
         tr = self.main
-        self.compact_left = False
+        self.compaction = None
         pre = tr.cached + tr.pending
         post = self.rng.randint(2400, 3600)
         self.advance(8000, 40000)
-        meta = {"trigger": "auto", "preTokens": pre, "postTokens": post}
+        meta: Obj = {"trigger": trigger, "preTokens": pre, "postTokens": post}
         meta.update(cumulativeDroppedTokens=pre - post, durationMs=self.rng.randint(5000, 40000))
         fields: Obj = {"logicalParentUuid": tr.leaf, "content": "Conversation compacted"}
         fields.update(isMeta=False, level="info", compactMetadata=meta)
@@ -1162,10 +1230,21 @@ class _SessionGen:
         tr.user(summary, extra, parent=boundary)
         tr.cached, tr.pending = 0, self.rng.randint(9000, 15000) + post
 
+    def manual_compact(self) -> None:
+        """The user types /compact between turns (a local command, not a prompt)."""
+        self.meta_queue("/compact")
+        self.prompt_id = self.ids.uuid()
+        self.compact("manual")
+        tr = self.main
+        tr.user(CAVEAT, {"isMeta": True, "rowSource": "harness"})
+        tr.user(COMPACT_COMMAND, {"rowSource": "local"})
+        tr.user("<local-command-stdout>Compacted </local-command-stdout>", {"rowSource": "local"})
+
     def subagent_step(self, c: _Ctx) -> None:
         """A foreground Agent call: the child transcript runs, then the parent gets its report."""
-        agent_type, desc, task = self.rng.choice(AGENT_TASKS)
-        prompt = task.format(fn=c.fn, path=c.path)
+        agent_type, desc, task, report = self.rng.choice(AGENT_TASKS)
+        fmt = {"fn": c.fn, "path": c.path, "test": c.test}
+        desc, prompt, report = desc.format(**fmt), task.format(**fmt), report.format(**fmt)
         call = _Call(
             "Agent", {"description": desc, "prompt": prompt, "subagent_type": agent_type}, "", None
         )
@@ -1175,7 +1254,7 @@ class _SessionGen:
         child_id = self.ids.agent()
         child_model = self.rng.choice((self.model, "claude-haiku-4-5", "claude-sonnet-4-5"))
         child = _Transcript(self, child_model, child_id)
-        report, tools = self.run_child(child, prompt, c)
+        tools = self.run_child(child, prompt, report, c)
         last = _usage_summary(child.last_usage)
         total = sum(last[k] for k in USAGE_COUNTS)
         duration = self.clock - started
@@ -1203,20 +1282,19 @@ class _SessionGen:
         meta.update(spawnDepth=1, requestShape="foreground", model=child_model, finished=True)
         self.subagents.append((child_id, child, meta))
 
-    def run_child(self, child: _Transcript, prompt: str, c: _Ctx) -> tuple[str, int]:
+    def run_child(self, child: _Transcript, prompt: str, report: str, c: _Ctx) -> int:
+        """Write the subagent's transcript; returns its number of tool calls."""
         child.user(prompt, {"rowSource": "recorded"}, parent=None)
-        day = self.now()[:10]
-        child.attachment(
-            {"type": "date", "date": day},
-            f"<system-reminder>\nToday's date is {day}.\n</system-reminder>",
-        )
+        self.date_attachment(child)
         tools = 0
         for _ in range(self.rng.randint(0, 3)):
             calls = [_plan_read(c) if self.rng.random() < 0.4 else _plan_bash(c)]
             pending = child.tool_step(calls, self.pre_blocks(c))
             child.tool_results(pending)
             tools += len(pending)
-        return self.final_step("en", c, child), tools
+        thinking = [b for b in self.pre_blocks(c) if b["type"] == "thinking"]
+        child.response([*thinking, {"type": "text", "text": report}], "end_turn")
+        return tools
 
     def write(self) -> list[Path]:
         proj = self.root / "projects" / encode_cwd(self.project.cwd)
@@ -1278,7 +1356,8 @@ def generate_claude_corpus(root: Path, *, sessions: int = 12, seed: int = 0) -> 
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m traceidx.demo OUT --sessions N --seed S``."""
-    parser = argparse.ArgumentParser(prog="python -m traceidx.demo", description=__doc__)
+    summary = (__doc__ or "").split("\n", 1)[0]
+    parser = argparse.ArgumentParser(prog="python -m traceidx.demo", description=summary)
     parser.add_argument("out", type=Path, help="output root (gets a projects/ folder)")
     parser.add_argument("--sessions", type=int, default=12)
     parser.add_argument("--seed", type=int, default=0)

@@ -23,20 +23,26 @@ reproduce its 34 recorded expectations exactly. Decisions:
   directory when the name is literal or quoted (``/usr/bin/git`` -> ``git``); a dynamic name
   (expansions, globs, ``~``, backslashes) stays verbatim. `argv` holds the argument words as
   written, quotes kept.
-* Reference quirks kept because the recorded expectations pin them: statements after a
-  wrapper sibling (list, pipeline, redirected statement) report no connector (``a && b; c``: c
-  has none) and pipeline stages report none either (their relation is `pipeline`); a redirect
-  whose body is not a statement (``a && b 2>&1 | c``, ``{ a; } > f``, ``(a) > f``) is reported
-  on no statement; a here-document followed by ``> file`` has the target ``> file``.
-* Reference quirks fixed (no recorded expectation covers them): a here-document's operator is
-  always its ``<<``/``<<-`` token (the grammar puts a trailing ``&&``/``||`` in the
-  redirect's `operator` field) and the command after ``<<EOF &&`` gets that connector;
-  ``cat <<EOF | cmd`` (the grammar nests ``| cmd`` inside the here-document) is one pipeline
-  with ``cat`` at position 0; comments inside a pipeline are not counted as stages; when
-  the grammar gives ``cmd > out extra`` several destinations, the words after the first are
-  appended to `argv` and the redirect range ends at the first destination (bash semantics).
+* Reference quirks kept because the recorded expectations pin them: a statement after a
+  wrapper sibling (list, pipeline, subshell, redirected statement) reports no connector
+  (``a && b; c``: c has none) and pipeline stages report none (`pipeline` carries that);
+  redirects written after a list are reported on no statement (the grammar reads
+  ``cd x && make 2>&1 | tail`` as ``(cd x && make) 2>&1 | tail``, so ``make`` has no
+  redirect and ``cd`` is in the pipeline); a here-document followed by ``> file`` has the
+  target ``> file``. Redirects after a subshell or group are reported on no statement either
+  (a group is not a statement; copying them onto every inner statement would double-count).
+* Grammar quirks fixed (no recorded expectation covers them), following bash semantics:
+  redirects written after a pipeline belong to its last stage (``a | b > f``: ``b``), and
+  ``a | b 2>&1 | c``, which the grammar nests, is one pipeline of three stages; a
+  here-document's operator is always its ``<<``/``<<-`` token (the grammar files a trailing
+  ``&&``/``||`` as the redirect's `operator`) and the command after ``<<EOF &&`` gets that
+  connector; ``cat <<EOF | cmd`` (the grammar nests ``| cmd`` in the here-document) is one
+  pipeline with ``cat`` first; words after the first destination of ``cmd > out extra`` are
+  arguments (appended to `argv`; the redirect range ends at the first destination); assignments
+  before a command (``A=1 B=2 cmd``) report no connector; comments are not pipeline stages.
 * Pipeline ids number the distinct pipelines in order of first appearance in the statement
-  list; all statements inside one compound stage share its position.
+  list; positions rank a pipeline's stages by start byte; all statements inside one compound
+  stage share its position.
 """
 
 from __future__ import annotations
@@ -269,9 +275,14 @@ def _heredoc_pipe_tail(children: list[Node]) -> Node | None:
         if child.type != "heredoc_redirect":
             continue
         for part in child.children:
-            if part.type == "pipeline" and part.children[0].type in _PIPE_TOKENS:
+            if part.type == "pipeline" and _starts_with_pipe(part):
                 return part
     return None
+
+
+def _starts_with_pipe(pipeline: Node) -> bool:
+    """Whether `pipeline` begins with its ``|`` token (a continuation, not a whole pipeline)."""
+    return pipeline.child_count > 0 and pipeline.children[0].type in _PIPE_TOKENS
 
 
 def _child_suffix(

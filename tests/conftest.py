@@ -1,0 +1,33 @@
+"""Shared test fixtures: where the shared corpus is, and datasets built from it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(
+    os.environ.get("TRACEIDX_CORPUS") or Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+)
+
+
+def corpus_path(*parts: str) -> Path:
+    """A path inside the shared corpus; skips the test when the corpus is absent."""
+    path = CORPUS.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"corpus not available: {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def claude_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dataset built from every Claude Code file of the corpus (public and generated)."""
+    from traceidx.build import build
+
+    dataset = tmp_path_factory.mktemp("claude") / "dataset"
+    report = build(
+        [corpus_path("public", "claude"), corpus_path("generated", "claude")], dataset, jobs=1
+    )
+    assert report.exit_code == 0, [r.reason for r in report.results if r.state == "failed"]
+    return dataset

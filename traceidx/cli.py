@@ -1,0 +1,386 @@
+"""The `traceidx` command line: a thin layer over build, query and the dataset manifest.
+
+Exit status: 0 success (every source indexed or deliberately skipped); 1 at least one source
+failed or a query/inspection failed; 2 usage error (bad flags, missing dataset); 3 the dataset
+is locked by another build. Errors are one line on stderr: where, what, and the next step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from traceidx import __version__
+from traceidx.dataset import DatasetError, DatasetLocked, read_manifest
+from traceidx.frame import fingerprint
+from traceidx.model import RUNTIMES
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+
+
+def default_dataset() -> Path:
+    """`$TRACEIDX_DATASET`, else `$XDG_DATA_HOME/traceidx`, else ~/.local/share/traceidx."""
+    env = os.environ.get("TRACEIDX_DATASET")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "traceidx"
+
+
+class UsageError(Exception):
+    """A problem with how the command was called."""
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(_jsonable(value), ensure_ascii=False)
+    return str(_jsonable(value))
+
+
+def print_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
+    """Print a result set as a table, JSON (one array of objects) or CSV."""
+    out = sys.stdout
+    if fmt == "json":
+        data = [{c: _jsonable(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+        json.dump(data, out, ensure_ascii=False)
+        out.write("\n")
+        return
+    if fmt == "csv":
+        writer = csv.writer(out)
+        writer.writerow(columns)
+        writer.writerows([_cell(v) for v in row] for row in rows)
+        return
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [len(c) for c in columns]
+    for row in cells:
+        widths = [min(max(w, len(v)), 60) for w, v in zip(widths, row, strict=True)]
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
+    out.write(line.rstrip() + "\n")
+    out.write("  ".join("-" * w for w in widths) + "\n")
+    for row in cells:
+        clipped = [(v if len(v) <= w else v[: w - 1] + "…") for v, w in zip(row, widths, strict=True)]
+        out.write("  ".join(v.ljust(w) for v, w in zip(clipped, widths, strict=True)).rstrip())
+        out.write("\n")
+    out.write(f"({len(rows)} row{'s' if len(rows) != 1 else ''})\n")
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(f"traceidx: {message}\n")
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from traceidx.build import build
+    from traceidx.ingest import Settings
+
+    runtimes = frozenset(args.runtime) if args.runtime else None
+    paths = [Path(p) for p in args.paths] if args.paths else None
+    settings = Settings(text_limit=args.text_limit, runtimes=runtimes)
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int, result: Any) -> None:
+        if result.state == "failed":
+            sys.stderr.write(f"\rfailed: {result.locator}: {result.reason}\n")
+        if tty or done == total or done % 500 == 0:
+            end = "\n" if done == total else ""
+            sys.stderr.write(f"\rindexing sources {done}/{total}{end}")
+            sys.stderr.flush()
+
+    report = build(paths, args.dataset, settings=settings, jobs=args.jobs, progress=progress)
+    for problem in report.problems:
+        _err(f"{problem}; check the path")
+    totals = report.totals()
+    summary = {
+        "dataset": str(args.dataset),
+        "generation": report.generation,
+        **totals,
+        "skipped_reasons": dict(report.skip_reasons()),
+        "failed_sources": {r.locator: r.reason for r in report.results if r.state == "failed"},
+        "unknown_record_types": dict(
+            sum((Counter(r.unknown_types) for r in report.results), Counter())
+        ),
+    }
+    if args.format == "json":
+        json.dump(summary, sys.stdout, ensure_ascii=False, indent=1)
+        sys.stdout.write("\n")
+    else:
+        _print_build_summary(summary)
+    return report.exit_code
+
+
+def _print_build_summary(s: dict[str, Any]) -> None:
+    w = sys.stdout.write
+    w(f"dataset {s['dataset']} generation {s['generation']}\n")
+    w(
+        f"sources: {s['indexed']} indexed, {s['skipped']} skipped, {s['failed']} failed "
+        f"({s['bytes'] / 1e6:.1f} MB of complete lines)\n"
+    )
+    w(
+        f"facts: {s['sessions']} sessions, {s['loops']} loops, {s['items']} items, "
+        f"{s['records']} records\n"
+    )
+    for reason, count in sorted(s["skipped_reasons"].items()):
+        w(f"  skipped {count}: {reason}\n")
+    for locator, reason in sorted(s["failed_sources"].items()):
+        w(f"  failed: {locator}: {reason}\n")
+    if s["unknown_record_types"]:
+        kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(s["unknown_record_types"].items()))
+        w(f"  unknown record types kept as records only: {kinds}\n")
+
+
+def _manifest(dataset: Path) -> dict[str, Any]:
+    manifest = read_manifest(dataset)
+    if manifest is None:
+        raise UsageError(f"{dataset}: no dataset here yet; run `traceidx build` first")
+    return manifest
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    manifest = _manifest(args.dataset)
+    states: Counter[tuple[str, str]] = Counter()
+    for locator, entry in manifest["sources"].items():
+        state = entry["state"]
+        if state == "indexed" and not Path(locator).exists():
+            state = "missing"
+        states[(entry.get("runtime") or "-", state)] += 1
+    rows = [(rt, st, n) for (rt, st), n in sorted(states.items())]
+    if args.format == "table":
+        sys.stdout.write(
+            f"dataset {args.dataset}\ngeneration {manifest['generation']} "
+            f"published {manifest['published_at']}\n"
+        )
+    print_rows(["runtime", "state", "sources"], rows, args.format)
+    return EXIT_OK
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from traceidx.query import connect, rows
+
+    query = args.query if args.query != "-" else sys.stdin.read()
+    con = connect(args.dataset)
+    try:
+        columns, data = rows(con, query)
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0]
+        _err(f"query failed: {first}; see `traceidx schema` for tables and columns")
+        return EXIT_FAILED
+    print_rows(columns, data, args.format)
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from traceidx.model import COLUMN_DOCS
+    from traceidx.schema import table_schema
+
+    out: list[tuple[str, str, str, str]] = []
+    for table, docs in COLUMN_DOCS.items():
+        for field in table_schema(table):
+            out.append((table, field.name, str(field.type), docs.get(field.name, "")))
+    if args.format == "table":
+        for table in COLUMN_DOCS:
+            sys.stdout.write(f"{table}\n")
+            for t, name, kind, doc in out:
+                if t == table:
+                    short = kind if len(kind) <= 40 else kind[:39] + "…"
+                    sys.stdout.write(f"  {name:<20} {short:<41} {doc}\n")
+        sys.stdout.write("views: sources records sessions loops items tool_calls loop_usage\n")
+        return EXIT_OK
+    print_rows(["table", "column", "type", "description"], list(out), args.format)
+    return EXIT_OK
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from traceidx.query import connect
+
+    con = connect(args.dataset)
+    found = con.execute(
+        "SELECT r.record_id, s.locator, s.runtime, r.source_position, r.content_range.start, "
+        "r.content_range.end, r.fingerprint, r.parse_status, r.native_type "
+        "FROM records r JOIN sources s USING (source_id) WHERE r.record_id = ?",
+        [args.record_id],
+    ).fetchall()
+    if not found:
+        _err(f"record {args.record_id} is not in {args.dataset}; list ids with `traceidx sql`")
+        return EXIT_FAILED
+    rid, locator, runtime, position, start, end, expected, status, native = found[0]
+    verdict, raw = "verified", b""
+    try:
+        with open(locator, "rb") as stream:
+            stream.seek(start)
+            raw = stream.read(end - start)
+        if fingerprint(raw) != expected:
+            verdict = "changed"
+    except OSError as exc:
+        verdict = f"unreadable ({exc.strerror or exc})"
+    info = {
+        "record_id": rid,
+        "source": locator,
+        "runtime": runtime,
+        "source_position": position,
+        "content_range": {"start": start, "end": end},
+        "fingerprint": expected,
+        "parse_status": status,
+        "native_type": native,
+        "verification": verdict,
+        "content": raw.decode("utf-8", "replace") if verdict == "verified" else None,
+    }
+    if args.format == "json":
+        json.dump(info, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        for key, value in info.items():
+            if key != "content":
+                sys.stdout.write(f"{key}: {_cell(value)}\n")
+        if info["content"] is not None:
+            sys.stdout.write(f"content:\n{info['content']}\n")
+    return EXIT_OK if verdict == "verified" else EXIT_FAILED
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from traceidx.build import build
+    from traceidx.demo import generate_claude_corpus
+    from traceidx.query import connect, rows
+
+    corpus = Path(args.corpus or tempfile.mkdtemp(prefix="traceidx-demo-"))
+    files = generate_claude_corpus(corpus, sessions=args.sessions, seed=args.seed)
+    sys.stderr.write(f"demo corpus: {len(files)} Claude Code transcripts in {corpus}\n")
+    dataset = args.dataset if args.dataset_given else corpus / "dataset"
+    report = build([corpus], dataset)
+    t = report.totals()
+    sys.stdout.write(
+        f"built {dataset}: {t['indexed']} sources, {t['sessions']} sessions, {t['loops']} loops, "
+        f"{t['items']} items\n\ntoken usage by day and model:\n"
+    )
+    con = connect(dataset)
+    columns, data = rows(
+        con,
+        "SELECT strftime(started_at, '%Y-%m-%d') AS day, model, count(*) AS loops, "
+        "sum(input) AS input, sum(cached) AS cached, sum(output) AS output, "
+        "sum(total) AS total FROM loop_usage GROUP BY ALL ORDER BY day, model",
+    )
+    print_rows(columns, data, "table")
+    columns, data = rows(
+        con,
+        "SELECT tool_name, count(*) AS calls, count(*) FILTER (WHERE failed) AS failed, "
+        "count(exit_code) AS with_exit_code FROM tool_calls GROUP BY ALL ORDER BY calls DESC",
+    )
+    sys.stdout.write("\ntool calls:\n")
+    print_rows(columns, data, "table")
+    sys.stdout.write(f"\nnext: traceidx sql --dataset {dataset} \"SELECT * FROM loop_usage\"\n")
+    return report.exit_code
+
+
+# -- parser -----------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--dataset",
+        type=Path,
+        default=None,
+        help="dataset directory (default: $TRACEIDX_DATASET or $XDG_DATA_HOME/traceidx)",
+    )
+    fmt = argparse.ArgumentParser(add_help=False)
+    fmt.add_argument("--format", choices=("table", "json", "csv"), default="table")
+
+    parser = argparse.ArgumentParser(
+        prog="traceidx", description="Coding-agent traces as a queryable Parquet dataset."
+    )
+    parser.add_argument("--version", action="version", version=f"traceidx {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("build", parents=[common, fmt], help="index trace files into the dataset")
+    p.add_argument("paths", nargs="*", help="trace files or directories (default: runtime roots)")
+    p.add_argument("--runtime", action="append", choices=RUNTIMES, help="only this runtime")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
+    p.add_argument("--text-limit", type=int, default=64 * 1024, help="published text bound")
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("status", parents=[common, fmt], help="dataset generation and sources")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("sql", parents=[common, fmt], help="run a SQL query over the views")
+    p.add_argument("query", help="SQL text, or - to read it from stdin")
+    p.set_defaults(func=cmd_sql)
+
+    p = sub.add_parser("schema", parents=[common, fmt], help="tables, columns and meanings")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("inspect", parents=[common, fmt], help="re-read and verify one record")
+    p.add_argument("record_id", type=int)
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("demo", parents=[common], help="build a generated demo corpus and report")
+    p.add_argument("--sessions", type=int, default=24)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--corpus", help="where to write the demo traces (default: a temp dir)")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    args.dataset_given = args.dataset is not None
+    if args.dataset is None:
+        args.dataset = default_dataset()
+    args.dataset = args.dataset.expanduser()
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except DatasetLocked as exc:
+        _err(f"{exc}; wait for that build to finish, then retry")
+        return EXIT_LOCKED
+    except DatasetError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
