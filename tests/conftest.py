@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 CORPUS = Path(
-    os.environ.get("TRACEIDX_CORPUS") or Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+    os.environ.get("TRACEIDX_CORPUS")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 )
 
 
@@ -31,3 +32,12 @@ def claude_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert report.exit_code == 0, [r.reason for r in report.results if r.state == "failed"]
     return dataset
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite the expected golden files from the current output",
+    )

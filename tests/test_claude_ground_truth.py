@@ -52,18 +52,9 @@ def _session_id(session: dict[str, Any]) -> str:
     return f"{session['instance']}-{session['role']}-{session['session_id'][:8]}"
 
 
-def session_params(**xfails: str) -> list[Any]:
-    """The manifest sessions as pytest params; `xfails` maps a param id to a traceidx bug."""
-    params = []
-    for session in SESSIONS:
-        sid = _session_id(session)
-        marks = []
-        if sid in xfails:
-            marks.append(pytest.mark.xfail(strict=True, reason=xfails[sid]))
-        params.append(pytest.param(session, id=sid, marks=marks))
-    unknown = set(xfails) - {_session_id(s) for s in SESSIONS}
-    assert not unknown, f"xfail for unknown session params: {sorted(unknown)}"
-    return params
+def session_params() -> list[Any]:
+    """The manifest sessions as pytest params."""
+    return [pytest.param(session, id=_session_id(session)) for session in SESSIONS]
 
 
 # --------------------------------------------------------------------------------------------
@@ -341,11 +332,25 @@ def test_tool_calls(published: Published, truth: dict[str, Any]) -> None:
                 assert got["exit_code"] == want["exit_code"], f"{call}: exit code"
             else:
                 assert got["exit_code"] is None, f"{call}: exit code {got['exit_code']} implied"
-            if want["has_output"]:
-                assert got["output_count"] == 1, f"{call}: {got['output_count']} outputs"
-                assert got["failed"] is want["is_error"], f"{call}: failed {got['failed']}"
-            else:
-                assert got["output_count"] == 0, f"{call}: output without a result"
+            expected_outputs = 1 if want["has_output"] else 0
+            assert got["output_count"] == expected_outputs, f"{call}: output count"
+
+
+@pytest.mark.parametrize("truth", session_params())
+def test_tool_call_failures(published: Published, truth: dict[str, Any]) -> None:
+    """`failed` is the runtime's is_error for every call that has a result."""
+    name = _session_id(truth)
+    for index, turn, loop in published.turn_loops(truth):
+        expected = [c for c in turn["tool_calls"] if c["name"] not in DELEGATING_TOOLS]
+        actual = published.tool_calls.get(loop["loop_id"], [])
+        assert len(actual) == len(expected), f"{name} turn {index}: tool calls"
+        wrong = [
+            f"call {n} {want['name']} {want['command'] or want['input']}: "
+            f"is_error {want['is_error']}, failed {got['failed']}"
+            for n, (want, got) in enumerate(zip(expected, actual, strict=True), 1)
+            if want["has_output"] and got["failed"] is not want["is_error"]
+        ]
+        assert not wrong, f"{name} turn {index}: " + "; ".join(wrong)
 
 
 @pytest.mark.parametrize("truth", session_params())
@@ -370,6 +375,28 @@ def test_delegations(published: Published, truth: dict[str, Any]) -> None:
             if child is not None:
                 child_id = got["semantic"]["delegation"]["child_session_id"]
                 assert child_id == child["session_id"], f"{where}: delegation child session"
+
+
+@pytest.mark.parametrize("truth", session_params())
+def test_subagent_reports(published: Published, truth: dict[str, Any]) -> None:
+    """Each subagent that ran (its transcript is a session) reports back to the parent session:
+    a subagent.report item naming the child session (the Agent result when it ran in the
+    foreground, the task notification when it ran in the background)."""
+    name = _session_id(truth)
+    children = [
+        (call["agent_id"], published.sessions[call["agent_id"]]["session_id"])
+        for turn in truth["turns"]
+        for call in turn["tool_calls"]
+        if call["name"] in DELEGATING_TOOLS and call.get("agent_id") in published.sessions
+    ]
+    parent = published.session(truth)["session_id"]
+    reported = [
+        i["semantic"]["subagent_report"]["source_session_id"]
+        for i in published.session_items.get(parent, [])
+        if i["role"] == "subagent.report"
+    ]
+    for agent_id, child in children:
+        assert child in reported, f"{name}: no subagent.report from child session {agent_id}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +15,7 @@ lines = st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), ma
 def _split(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({min(c, len(data)) for c in cuts})
     edges = [0, *points, len(data)]
-    return [data[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+    return [data[a:b] for a, b in pairwise(edges)]
 
 
 @given(lines, st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")))

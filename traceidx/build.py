@@ -103,7 +103,9 @@ def build(
     settings = settings or Settings()
     if paths is None:
         roots = default_roots()
-        paths = [p for name, p in roots.items() if settings.runtimes is None or name in settings.runtimes]
+        paths = [
+            p for name, p in roots.items() if settings.runtimes is None or name in settings.runtimes
+        ]
         paths = [p for p in paths if p.exists()]
     with locked(dataset):
         candidates, problems = discover(paths)

@@ -91,7 +91,9 @@ def print_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> Non
     out.write(line.rstrip() + "\n")
     out.write("  ".join("-" * w for w in widths) + "\n")
     for row in cells:
-        clipped = [(v if len(v) <= w else v[: w - 1] + "…") for v, w in zip(row, widths, strict=True)]
+        clipped = [
+            (v if len(v) <= w else v[: w - 1] + "…") for v, w in zip(row, widths, strict=True)
+        ]
         out.write("  ".join(v.ljust(w) for v, w in zip(clipped, widths, strict=True)).rstrip())
         out.write("\n")
     out.write(f"({len(rows)} row{'s' if len(rows) != 1 else ''})\n")
@@ -303,7 +305,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     sys.stdout.write("\ntool calls:\n")
     print_rows(columns, data, "table")
-    sys.stdout.write(f"\nnext: traceidx sql --dataset {dataset} \"SELECT * FROM loop_usage\"\n")
+    sys.stdout.write(f'\nnext: traceidx sql --dataset {dataset} "SELECT * FROM loop_usage"\n')
     return report.exit_code
 
 

@@ -17,8 +17,9 @@ interactive samples (``turn_duration``, ``ai-title``, ``permission-mode``, file-
   ``compact_boundary``).
 
 Scenarios (seeded rates; the first eight sessions each showcase one so small corpora have them
-all): foreground subagents, mid-turn steering, interrupts, synthetic API errors, auto compaction,
-very long tool output, non-ASCII prompts, failing commands and failed edits.
+all): foreground subagents, mid-turn steering, interrupts (tool rejected / mid-stream), synthetic
+API errors, compaction (manual ``/compact`` or automatic), tool output over 70 KiB, non-ASCII
+prompts, failing commands and failed edits. ``python -m traceidx.demo OUT --sessions N --seed S``.
 """
 
 from __future__ import annotations
@@ -1056,11 +1057,13 @@ class _SessionGen:
                 self.work_step(c, steering=scenario == "steering" and j == special)
             if self.wants_auto_compact(j >= special):
                 self.compact("auto")
-        if scenario in ("api_error", "interrupt_stream"):
-            self.api_error() if scenario == "api_error" else self.stream_interrupt(lang, c)
-            return
-        self.final_step(lang, c)
-        self.turn_duration(start, len(self.main.lines) - first_line)
+        if scenario == "api_error":
+            self.api_error()
+        elif scenario == "interrupt_stream":
+            self.stream_interrupt(lang, c)
+        else:
+            self.final_step(lang, c)
+            self.turn_duration(start, len(self.main.lines) - first_line)
 
     def pre_blocks(self, c: _Ctx, *, ack: str | None = None) -> list[Obj]:
         fmt = {"mod": c.mod, "fn": c.fn, "path": c.path}
@@ -1084,16 +1087,14 @@ class _SessionGen:
             calls[0] = _plan_bash(c)
         return calls
 
-    def work_step(self, c: _Ctx, steering: bool = False, tr: _Transcript | None = None) -> None:
-        tr = tr or self.main
-        ack = None
-        if tr is self.main:
-            ack, self.ack = self.ack, None
-        pending = tr.tool_step(self.plan_calls(c), self.pre_blocks(c, ack=ack))
+    def work_step(self, c: _Ctx, steering: bool = False) -> None:
+        """One response with tool calls, then their results (and maybe a steering message)."""
+        ack, self.ack = self.ack, None
+        pending = self.main.tool_step(self.plan_calls(c), self.pre_blocks(c, ack=ack))
         if steering:
             self.steer(pending)
         else:
-            tr.tool_results(pending)
+            self.main.tool_results(pending)
 
     def steer(self, pending: list[tuple[_Call, str, str]]) -> None:
         """The user types a message while tools run; it is absorbed into the running turn."""

@@ -19,9 +19,7 @@ from traceidx.schema import to_table
 
 def encode(results: list[SourceResult]) -> dict[Partition, dict[str, pa.Table]]:
     """Arrow tables per partition for every indexed source."""
-    grouped: dict[Partition, dict[str, list[Any]]] = defaultdict(
-        lambda: {t: [] for t in TABLES}
-    )
+    grouped: dict[Partition, dict[str, list[Any]]] = defaultdict(lambda: {t: [] for t in TABLES})
     for result in sorted(results, key=lambda r: r.locator):
         if result.state != "indexed" or result.projection is None or result.source is None:
             continue

@@ -41,7 +41,7 @@ class _Struct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defa
 # Value types of the semantic contract
 
 
-class TextContent(_Struct):
+class TextContent(_Struct, frozen=True):
     """Bounded published text: `value` may be a prefix; `full_bytes`/`estimated_tokens` describe
     the complete source text."""
 
@@ -50,42 +50,42 @@ class TextContent(_Struct):
     estimated_tokens: U64
 
 
-class Text(_Struct):
+class Text(_Struct, frozen=True):
     """Readable text of an input or output; `has_images` is always present."""
 
     has_images: bool = False
     text: TextContent | None = None
 
 
-class Reasoning(_Struct):
+class Reasoning(_Struct, frozen=True):
     """Reasoning exposed in full, as a runtime-marked summary, or only known to have happened."""
 
     representation: Literal["full", "summary", "unavailable"]
     text: TextContent | None = None
 
 
-class ByteRange(_Struct):
+class ByteRange(_Struct, frozen=True):
     """Half-open byte range ``[start, end)``."""
 
     start: U64
     end: U64
 
 
-class Pipeline(_Struct):
+class Pipeline(_Struct, frozen=True):
     """Membership of a statement in a pipeline of its fragment."""
 
     id: U64
     position: U64
 
 
-class Invocation(_Struct):
+class Invocation(_Struct, frozen=True):
     """A program name and the argument words as the agent wrote them."""
 
     program: str
     argv: tuple[str, ...] = ()
 
 
-class Redirect(_Struct):
+class Redirect(_Struct, frozen=True):
     """A redirection with its operator, target and range relative to the fragment."""
 
     operator: str
@@ -94,7 +94,7 @@ class Redirect(_Struct):
     source_fd: str | None = None
 
 
-class ShellStatement(_Struct):
+class ShellStatement(_Struct, frozen=True):
     """One statement of a shell fragment; positions index the fragment's statement array."""
 
     range: ByteRange
@@ -105,7 +105,7 @@ class ShellStatement(_Struct):
     redirects: tuple[Redirect, ...] = ()
 
 
-class ShellFragment(_Struct):
+class ShellFragment(_Struct, frozen=True):
     """A piece of shell program with its parse coverage and statements."""
 
     text: TextContent
@@ -113,7 +113,7 @@ class ShellFragment(_Struct):
     statements: tuple[ShellStatement, ...] = ()
 
 
-class ToolCall(_Struct):
+class ToolCall(_Struct, frozen=True):
     """A tool invocation; `arguments` is the runtime's JSON argument object as JSON text."""
 
     tool_name: str | None = None
@@ -121,7 +121,7 @@ class ToolCall(_Struct):
     working_directory: str | None = None
 
 
-class ShellToolCall(_Struct):
+class ShellToolCall(_Struct, frozen=True):
     """A tool call whose command argument was parsed into shell fragments (at least one)."""
 
     shell_fragments: tuple[ShellFragment, ...]
@@ -130,7 +130,7 @@ class ShellToolCall(_Struct):
     working_directory: str | None = None
 
 
-class ToolOutput(_Struct):
+class ToolOutput(_Struct, frozen=True):
     """What a tool returned, with only the facts the runtime itself reported."""
 
     call_item_id: Id | None = None
@@ -142,7 +142,7 @@ class ToolOutput(_Struct):
     runtime_output_tokens: U64 | None = None
 
 
-class Delegation(_Struct):
+class Delegation(_Struct, frozen=True):
     """Work handed to a child agent; `child_session_id` only when the child Session exists."""
 
     has_images: bool = False
@@ -150,7 +150,7 @@ class Delegation(_Struct):
     child_session_id: Id | None = None
 
 
-class SubagentActivity(_Struct):
+class SubagentActivity(_Struct, frozen=True):
     """Progress of, or communication with, a child agent while it works."""
 
     has_images: bool = False
@@ -158,7 +158,7 @@ class SubagentActivity(_Struct):
     subagent_session_id: Id | None = None
 
 
-class SubagentReport(_Struct):
+class SubagentReport(_Struct, frozen=True):
     """A child agent's result handed back."""
 
     has_images: bool = False
@@ -166,7 +166,7 @@ class SubagentReport(_Struct):
     source_session_id: Id | None = None
 
 
-class Compaction(_Struct):
+class Compaction(_Struct, frozen=True):
     """The summary a runtime substitutes for earlier context."""
 
     summary: TextContent | None = None
@@ -178,14 +178,14 @@ InstructionCategory = Literal[
 ContextCategory = Literal["environment", "memory", "file", "session_reference", "internal"]
 
 
-class Instruction(_Struct):
+class Instruction(_Struct, frozen=True):
     """Rules the runtime injects for the agent to follow."""
 
     text: TextContent | None = None
     category: InstructionCategory | None = None
 
 
-class Context(_Struct):
+class Context(_Struct, frozen=True):
     """Material the runtime supplies for the agent to use."""
 
     has_images: bool = False
@@ -205,103 +205,103 @@ class _Semantic(
     evidence_strength: EvidenceStrength
 
 
-class HumanRequest(_Semantic, tag="human.request"):
+class HumanRequest(_Semantic, frozen=True, tag="human.request"):
     """A person's input that starts a new Loop."""
 
     value: Text
 
 
-class HumanSteering(_Semantic, tag="human.steering"):
+class HumanSteering(_Semantic, frozen=True, tag="human.steering"):
     """A person's input delivered into a Loop that is still running."""
 
     value: Text
 
 
-class AgentCommentary(_Semantic, tag="agent.commentary"):
+class AgentCommentary(_Semantic, frozen=True, tag="agent.commentary"):
     """Agent text emitted while the Loop runs."""
 
     value: Text
 
 
-class AgentFinalAnswer(_Semantic, tag="agent.final_answer"):
+class AgentFinalAnswer(_Semantic, frozen=True, tag="agent.final_answer"):
     """Agent text the runtime's structure marks as the Loop's final response."""
 
     value: Text
 
 
-class AgentReasoning(_Semantic, tag="agent.reasoning"):
+class AgentReasoning(_Semantic, frozen=True, tag="agent.reasoning"):
     """Reasoning the runtime exposed (or proved happened)."""
 
     value: Reasoning
 
 
-class AgentToolCall(_Semantic, tag="agent.tool_call"):
+class AgentToolCall(_Semantic, frozen=True, tag="agent.tool_call"):
     """A tool invocation with agent-written arguments."""
 
     value: ToolCall
 
 
-class AgentShellToolCall(_Semantic, tag="agent.tool_call.shell"):
+class AgentShellToolCall(_Semantic, frozen=True, tag="agent.tool_call.shell"):
     """A declared shell tool invocation with parsed shell structure."""
 
     value: ShellToolCall
 
 
-class AgentDelegation(_Semantic, tag="agent.delegation"):
+class AgentDelegation(_Semantic, frozen=True, tag="agent.delegation"):
     """Work handed by the agent to a child agent."""
 
     value: Delegation
 
 
-class ToolOutputRole(_Semantic, tag="tool.output"):
+class ToolOutputRole(_Semantic, frozen=True, tag="tool.output"):
     """What a tool returned."""
 
     value: ToolOutput
 
 
-class SubagentActivityRole(_Semantic, tag="subagent.activity"):
+class SubagentActivityRole(_Semantic, frozen=True, tag="subagent.activity"):
     """Activity tied to a child Session while it works."""
 
     value: SubagentActivity
 
 
-class SubagentReportRole(_Semantic, tag="subagent.report"):
+class SubagentReportRole(_Semantic, frozen=True, tag="subagent.report"):
     """A child Session's result handed back to the parent."""
 
     value: SubagentReport
 
 
-class RuntimeInstructions(_Semantic, tag="runtime.instructions"):
+class RuntimeInstructions(_Semantic, frozen=True, tag="runtime.instructions"):
     """Instructions injected by the runtime (not human input)."""
 
     value: Instruction
 
 
-class RuntimeContext(_Semantic, tag="runtime.context"):
+class RuntimeContext(_Semantic, frozen=True, tag="runtime.context"):
     """Material supplied by the runtime (not human input)."""
 
     value: Context
 
 
-class RuntimeState(_Semantic, tag="runtime.state"):
+class RuntimeState(_Semantic, frozen=True, tag="runtime.state"):
     """Runtime-owned state or a change of it."""
 
     value: Text
 
 
-class RuntimeNotice(_Semantic, tag="runtime.notice"):
+class RuntimeNotice(_Semantic, frozen=True, tag="runtime.notice"):
     """A runtime-owned error, reminder or control event."""
 
     value: Text
 
 
-class RuntimeCompactionSummary(_Semantic, tag="runtime.compaction_summary"):
+class RuntimeCompactionSummary(_Semantic, frozen=True, tag="runtime.compaction_summary"):
     """A runtime summary replacing earlier context."""
 
     value: Compaction
 
 
-class RuntimeUnknown(_Semantic, tag="runtime.unknown"):
+class RuntimeUnknown(_Semantic, frozen=True, tag="runtime.unknown"):
     """Meaningful bounded runtime content whose specific role is not yet known."""
 
     value: Text
@@ -366,7 +366,7 @@ LOOP_BOUND_ROLES = frozenset(
 # Physical evidence and program structure
 
 
-class Source(_Struct):
+class Source(_Struct, frozen=True):
     """A physical trace file: identity is its canonical locator."""
 
     source_id: Id
@@ -374,7 +374,7 @@ class Source(_Struct):
     runtime: Runtime
 
 
-class Record(_Struct):
+class Record(_Struct, frozen=True):
     """One complete newline-terminated line of a Source.
 
     `content_range` is half-open and excludes the newline; `fingerprint` is BLAKE2b-128 (hex) of
@@ -393,14 +393,14 @@ class Record(_Struct):
     native_type: str | None = None
 
 
-class SessionRef(_Struct):
+class SessionRef(_Struct, frozen=True):
     """A link to another Session plus the record that witnesses it."""
 
     session_id: Id
     record_id: Id
 
 
-class Session(_Struct):
+class Session(_Struct, frozen=True):
     """A runtime-maintained agent context, identified by (runtime, native_id)."""
 
     session_id: Id
@@ -415,14 +415,14 @@ class Session(_Struct):
     delegated_from: SessionRef | None = None
 
 
-class LoopEnd(_Struct):
+class LoopEnd(_Struct, frozen=True):
     """The record proving the Loop ended, and the runtime's whole-run outcome if it stated one."""
 
     record_id: Id
     outcome: Outcome | None = None
 
 
-class LoopModel(_Struct):
+class LoopModel(_Struct, frozen=True):
     """The model the runtime reported for the Loop."""
 
     id: str
@@ -430,7 +430,7 @@ class LoopModel(_Struct):
     context_window: U64 | None = None
 
 
-class Usage(_Struct):
+class Usage(_Struct, frozen=True):
     """Normalised token usage: input includes cache reads and writes; reasoning is in output."""
 
     input: U64
@@ -440,7 +440,7 @@ class Usage(_Struct):
     reasoning: U64 | None = None
 
 
-class Loop(_Struct):
+class Loop(_Struct, frozen=True):
     """One outer agent execution the runtime started."""
 
     loop_id: Id
@@ -453,7 +453,7 @@ class Loop(_Struct):
     usage: Usage | None = None
 
 
-class Item(_Struct):
+class Item(_Struct, frozen=True):
     """One queryable program fact with its semantic and supporting records."""
 
     item_id: Id

@@ -167,4 +167,5 @@ def _semantic(draft: DraftItem, calls: dict[str, int], runtime: str, limit: int)
             role = "agent.tool_call.shell"
             value["shell_fragments"] = fragments
     raw = {"role": role, "evidence_strength": draft.strength, "value": value}
-    return msgspec.convert(raw, type=Semantic, from_attributes=True)  # type: ignore[arg-type]
+    semantic: Semantic = msgspec.convert(raw, type=Semantic, from_attributes=True)
+    return semantic

@@ -71,7 +71,7 @@ def connect(dataset: str | Path, *, database: str = ":memory:") -> duckdb.DuckDB
 def scan(dataset: str | Path, view: str) -> pl.LazyFrame:
     """A Polars LazyFrame of one view (nested structs intact)."""
     con = connect(dataset)
-    frame = con.sql(f"SELECT * FROM {view}").pl()
+    frame: pl.DataFrame = con.sql(f"SELECT * FROM {view}").pl()
     return frame.lazy()
 
 

@@ -35,10 +35,10 @@ lines are grouped by (``message.id``, ``requestId``) and the line with the large
 ``output_tokens`` counts once. Claude input excludes cache reads/writes (normalised).
 ``output_tokens_details.thinking_tokens`` is reasoning. ``<synthetic>`` messages are not calls.
 
-Tool results: ``failed`` from ``is_error``; ``exit_code`` only from the ``Exit code N`` line
-Claude writes at the start of an error result; ``duration_ms`` from ``toolUseResult.durationMs``
-/ ``totalDurationMs``; ``runtime_truncated`` from ``toolUseResult.truncated``. The ``Bash`` tool's
-``command`` is the declared shell command. ``Agent``/``Task`` calls are delegations; their
+Tool results: ``failed`` from ``is_error`` (omitted means false in the Messages API);
+``exit_code`` only from the ``Exit code N`` line Claude writes at the start of an error
+result; ``duration_ms`` from ``toolUseResult.durationMs`` / ``totalDurationMs``;
+``runtime_truncated`` from ``toolUseResult.truncated``. The ``Bash`` tool's ``command`` is the declared shell command. ``Agent``/``Task`` calls are delegations; their
 results are subagent reports (or activity while the subagent runs in the background).
 """
 
@@ -153,7 +153,7 @@ _KNOWN_TYPES = frozenset(
     }
 )
 
-_TAG = re.compile(r"<([a-z][a-z0-9_-]*)>(.*?)</\1>", re.S)
+_NOTIFICATION_TAGS = ("task-id", "tool-use-id", "status", "result", "summary")
 
 
 def _text_blocks(content: Any) -> tuple[str, bool, list[dict[str, Any]]]:
@@ -186,7 +186,13 @@ def _result_text(block: dict[str, Any]) -> tuple[str | None, bool]:
 
 
 def _tags(text: str) -> dict[str, str]:
-    return {m.group(1): m.group(2).strip() for m in _TAG.finditer(text)}
+    """The fields of a ``<task-notification>`` text."""
+    found = {}
+    for tag in _NOTIFICATION_TAGS:
+        match = re.search(f"<{tag}>(.*?)</{tag}>", text, re.S)
+        if match:
+            found[tag] = match.group(1).strip()
+    return found
 
 
 def _attachment_text(att: dict[str, Any]) -> str | None:
@@ -348,6 +354,12 @@ class ClaudeCodeAdapter(Adapter):
             loop.end, loop.outcome = self.position, outcome
             self.open = False
 
+    def _bound_loop(self) -> None:
+        """This record shows the running Loop is over (no outcome is known)."""
+        if self.loop is not None and self.open:
+            self.loop.end = self.position
+            self.open = False
+
     def _working_loop(self) -> DraftLoop:
         """The Loop agent activity belongs to, opening one if no Loop is running."""
         if self.loop is None or not self.open:
@@ -396,7 +408,7 @@ class ClaudeCodeAdapter(Adapter):
             self._emit("runtime.compaction_summary", "structural", {"summary": text}, None)
         elif origin_kind == "task-notification" or text.startswith("<task-notification>"):
             strength = "structural" if origin_kind == "task-notification" else "heuristic"
-            self._notification(text, strength)
+            self._notification(text, strength, self._start_loop(self.position))
         elif text.startswith(_INTERRUPT_PREFIX):
             self._emit("runtime.notice", "heuristic", value, self._current() or self.loop)
             self._end_loop("interrupted")
@@ -406,9 +418,10 @@ class ClaudeCodeAdapter(Adapter):
             role, category, starts_work = marker
             if category is not None:
                 value["category"] = category
-            self._emit(role, "heuristic", value, self._current())
-            if starts_work and not self.open:
+            if starts_work:  # a command typed at the prompt: no turn is running any more
+                self._bound_loop()
                 self.pending_start = self.position
+            self._emit(role, "heuristic", value, self._current())
         elif obj.get("isSidechain") is True or self.subagent:
             self._subagent_input(value)
         elif in_result:
@@ -440,6 +453,7 @@ class ClaudeCodeAdapter(Adapter):
     def _meta(self, obj: dict[str, Any], text: str, images: bool) -> None:
         call = self.calls.get(str(obj.get("sourceToolUseID")))
         loop = self._current()
+        value: dict[str, Any]
         if call is not None and call[0] == "Skill":
             value = {"text": text or None, "category": "skill"}
             self._emit("runtime.instructions", "structural", value, loop)
@@ -451,17 +465,17 @@ class ClaudeCodeAdapter(Adapter):
             if not self.open:
                 self.pending_start = self.position
 
-    def _notification(self, text: str, strength: str) -> None:
-        loop = self.loop if self.open else self._start_loop(self.position)
+    def _notification(self, text: str, strength: str, loop: DraftLoop) -> None:
         tags = _tags(text)
         task, call_id, status = tags.get("task-id"), tags.get("tool-use-id"), tags.get("status")
         body = tags.get("result") or tags.get("summary") or text
         if task is not None and self.agent_tasks.get(task) == "agent":
-            value = {"text": body, "has_images": False}
-            self._emit("subagent.report", strength, value, loop, session_ref=task)
+            report = {"text": body, "has_images": False}
+            self._emit("subagent.report", strength, report, loop, session_ref=task)
         elif call_id is not None and call_id in self.calls:
-            value = {"text": body, "failed": {"completed": False, "failed": True}.get(status or "")}
-            self._emit("tool.output", strength, value, loop, output_of=call_id)
+            failed = {"completed": False, "failed": True}.get(status or "")
+            output = {"text": body, "failed": failed}
+            self._emit("tool.output", strength, output, loop, output_of=call_id)
         else:
             self._emit("runtime.notice", strength, {"text": text}, loop)
 
@@ -475,7 +489,8 @@ class ClaudeCodeAdapter(Adapter):
             self._delegation_result(block, facts, text, images, loop)
             return
         value: dict[str, Any] = {"text": text}
-        is_error = block.get("is_error")
+        # The Messages API defines an omitted ``is_error`` as false: that is a reported fact.
+        is_error = block.get("is_error", False)
         if isinstance(is_error, bool):
             value["failed"] = is_error
             if is_error and text:
@@ -631,6 +646,10 @@ class ClaudeCodeAdapter(Adapter):
         if subtype == "turn_duration":
             self._end_loop(None)
             return
+        metadata = obj.get("compactMetadata")
+        manual = isinstance(metadata, dict) and metadata.get("trigger") == "manual"
+        if subtype == "compact_boundary" and manual:  # /compact runs between turns
+            self._bound_loop()
         content = obj.get("content")
         text = content if isinstance(content, str) and content else None
         if text is None:
@@ -649,7 +668,8 @@ class ClaudeCodeAdapter(Adapter):
             mode = att.get("commandMode")
             prompt = att.get("prompt")
             if mode == "task-notification" and isinstance(prompt, str):
-                self._notification(prompt, "structural")
+                running = self.loop if self.loop is not None and self.open else None
+                self._notification(prompt, "structural", running or self._start_loop(self.position))
                 return
             if mode in (None, "prompt"):
                 self._queued_prompt(att)

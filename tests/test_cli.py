@@ -1,0 +1,156 @@
+"""The CLI as a user runs it: a subprocess on real files, checking stdout, stderr and exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import corpus_path
+
+SESSION = "e0852cb2-1931-41ee-b192-5123a4ca7168"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "traceidx.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dataset = tmp_path_factory.mktemp("cli") / "ds"
+    done = run("build", "--dataset", str(dataset), str(corpus_path("generated", "claude")))
+    assert done.returncode == 0, done.stderr
+    assert "20 indexed" in done.stdout and "skipped" in done.stdout
+    assert "no adapter recognises" in done.stdout  # the generator's own files are skipped
+    assert "indexing sources" in done.stderr  # progress goes to stderr
+    return dataset
+
+
+def test_sql_json_is_one_array_of_objects(built: Path) -> None:
+    done = run(
+        "sql",
+        "--dataset",
+        str(built),
+        "--format",
+        "json",
+        f"SELECT s.native_id, l.started_at, l.loop_id, l.total FROM loop_usage l "
+        f"JOIN sessions s USING (session_id) WHERE s.native_id = '{SESSION}' "
+        "ORDER BY l.started_at",
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert len(data) == 4 and all(isinstance(r["loop_id"], int) for r in data)
+    assert data[0]["started_at"].endswith("Z") and "T" in data[0]["started_at"]
+
+
+def test_sql_csv_and_table(built: Path) -> None:
+    done = run("sql", "--dataset", str(built), "--format", "csv", "SELECT 1 AS a, 'x' AS b")
+    assert done.stdout.splitlines() == ["a,b", "1,x"]
+    table = run("sql", "--dataset", str(built), "SELECT count(*) AS n FROM sessions")
+    assert "20" in table.stdout and "(1 row)" in table.stdout
+
+
+def test_a_bad_query_says_what_and_next_step(built: Path) -> None:
+    done = run("sql", "--dataset", str(built), "SELECT nope FROM loops")
+    assert done.returncode == 1 and done.stdout == ""
+    assert "query failed" in done.stderr and "traceidx schema" in done.stderr
+
+
+def test_status_counts_sources_by_state(built: Path) -> None:
+    done = run("status", "--dataset", str(built), "--format", "json")
+    states = {(r["runtime"], r["state"]): r["sources"] for r in json.loads(done.stdout)}
+    assert states[("claude_code", "indexed")] == 20 and states[("-", "skipped")] > 0
+
+
+def test_inspect_verifies_the_raw_bytes(built: Path, tmp_path: Path) -> None:
+    rid = run(
+        "sql",
+        "--dataset",
+        str(built),
+        "--format",
+        "json",
+        "SELECT record_id FROM records ORDER BY record_id LIMIT 1",
+    )
+    record_id = json.loads(rid.stdout)[0]["record_id"]
+    done = run("inspect", "--dataset", str(built), "--format", "json", str(record_id))
+    info = json.loads(done.stdout)
+    assert done.returncode == 0 and info["verification"] == "verified"
+    assert json.loads(info["content"])  # the exact line, valid JSON
+    missing = run("inspect", "--dataset", str(built), "12345")
+    assert missing.returncode == 1 and "not in" in missing.stderr
+
+
+def test_inspect_notices_a_changed_source(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"type":"user","sessionId":"s1","message":{"content":"hi"}}\n')
+    dataset = tmp_path / "ds"
+    assert run("build", "--dataset", str(dataset), str(trace)).returncode == 0
+    rid = run("sql", "--dataset", str(dataset), "--format", "json", "SELECT record_id FROM records")
+    record_id = json.loads(rid.stdout)[0]["record_id"]
+    trace.write_text('{"type":"user","sessionId":"s1","message":{"content":"HI"}}\n')
+    done = run("inspect", "--dataset", str(dataset), str(record_id))
+    assert done.returncode == 1 and "changed" in done.stdout
+
+
+def test_schema_lists_tables_with_descriptions() -> None:
+    done = run("schema", "--format", "json")
+    rows = json.loads(done.stdout)
+    tables = {r["table"] for r in rows}
+    assert tables == {"sources", "records", "sessions", "loops", "items"}
+    assert all(r["description"] for r in rows)
+
+
+def test_dataset_defaults_follow_the_environment(tmp_path: Path) -> None:
+    done = run("status", env={"TRACEIDX_DATASET": str(tmp_path / "nowhere")})
+    assert done.returncode == 2 and "traceidx build" in done.stderr
+    xdg = run("status", env={"XDG_DATA_HOME": str(tmp_path), "TRACEIDX_DATASET": ""})
+    assert str(tmp_path / "traceidx") in xdg.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run("build", "--runtime", "nonsense").returncode == 2
+    assert run("frobnicate").returncode == 2
+
+
+def test_bad_input_is_reported_and_loses_nothing(tmp_path: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    good.write_text(
+        '{"type":"user","sessionId":"s1","timestamp":"2026-01-01T00:00:00Z",'
+        '"message":{"content":"hello"}}\nnot json at all\n{"type":"user","sessionId":"s1"'
+    )
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "junk.jsonl").write_bytes(b"\x00\xff\xfe binary\n")
+    unreadable = tmp_path / "locked.jsonl"
+    unreadable.write_text('{"type":"user","sessionId":"s2","message":{"content":"x"}}\n')
+    unreadable.chmod(0)
+    dataset = tmp_path / "ds"
+    done = run("build", "--dataset", str(dataset), "--format", "json", str(tmp_path))
+    summary = json.loads(done.stdout)
+    if os.geteuid() == 0:  # root reads anything: no failure to observe
+        assert done.returncode == 0
+    else:
+        assert done.returncode == 1 and summary["failed"] == 1
+    assert summary["indexed"] >= 1 and summary["skipped"] >= 2
+    rows = run(
+        "sql",
+        "--dataset",
+        str(dataset),
+        "--format",
+        "json",
+        "SELECT source_position, parse_status FROM records r JOIN sources s USING (source_id) "
+        "WHERE s.locator LIKE '%good.jsonl' ORDER BY 1",
+    )
+    assert json.loads(rows.stdout) == [
+        {"source_position": 0, "parse_status": "ok"},
+        {"source_position": 1, "parse_status": "malformed"},
+    ]
