@@ -38,8 +38,9 @@ lines are grouped by (``message.id``, ``requestId``) and the line with the large
 Tool results: ``failed`` from ``is_error`` (omitted means false in the Messages API);
 ``exit_code`` only from the ``Exit code N`` line Claude writes at the start of an error
 result; ``duration_ms`` from ``toolUseResult.durationMs`` / ``totalDurationMs``;
-``runtime_truncated`` from ``toolUseResult.truncated``. The ``Bash`` tool's ``command`` is the declared shell command. ``Agent``/``Task`` calls are delegations; their
-results are subagent reports (or activity while the subagent runs in the background).
+``runtime_truncated`` from ``toolUseResult.truncated``. The ``Bash`` tool's ``command`` is the
+declared shell command. ``Agent``/``Task`` calls are delegations; their results are subagent
+reports (or activity while the subagent runs in the background).
 """
 
 from __future__ import annotations
