@@ -92,6 +92,7 @@ _NOT_TARGET_KINDS = frozenset({"heredoc_body", "file_descriptor"})
 _DYNAMIC_CHARS = frozenset("*?[]{}~$`\\")
 _NEWLINE = "newline"
 _SURROGATES = re.compile("[\ud800-\udfff]")
+_ASTRAL_UTF8 = re.compile(b"[\xf0-\xf4][\x80-\xbf]{3}")
 
 # Strength of a command name: the weakest part decides.
 _DYNAMIC, _QUOTED, _LITERAL = 0, 1, 2
@@ -133,7 +134,7 @@ def parse_shell(command: str, *, text_limit: int = DEFAULT_TEXT_LIMIT) -> tuple[
         return ()
     text = text_content(command, text_limit)
     source = _encode(command)
-    tree = _parse(source)
+    tree = _parse(_scanner_safe(source))
     if tree is None:
         return (ShellFragment(text=text, completeness="partial"),)
     walk = _Walk()
@@ -155,6 +156,19 @@ def _encode(command: str) -> bytes:
         return command.encode("utf-8")
     except UnicodeEncodeError:
         return _SURROGATES.sub("\ufffd", command).encode("utf-8")
+
+
+def _scanner_safe(source: bytes) -> bytes:
+    """`source` with every 4-byte character replaced by ``¤¤`` (also 4 bytes).
+
+    The tree-sitter-bash 0.25.1 scanner passes the lookahead code point to `isdigit`/`isalpha`
+    (e.g. right after ``{``); for code points beyond the BMP that reads far outside glibc's
+    ctype table and can crash the process. ``¤`` (U+00A4) is a non-alphanumeric symbol like
+    most such characters (emoji), so the tree keeps its shape; texts come from `source`.
+    """
+    if source.isascii():
+        return source
+    return _ASTRAL_UTF8.sub(b"\xc2\xa4\xc2\xa4", source)
 
 
 def _parse(source: bytes) -> Tree | None:
