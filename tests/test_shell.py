@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from traceidx.model import ShellFragment, ShellStatement
-from traceidx.shell import MAX_STATEMENTS, parse_shell
+from traceidx.shell import MAX_STATEMENTS, _encode, _scanner_safe, parse_shell
 from traceidx.text import text_content
 
 CORPUS = Path(
@@ -476,6 +478,45 @@ def test_lone_surrogate_does_not_shift_ranges() -> None:
     data = command.encode("utf-8", "surrogatepass")
     assert fragment.text.full_bytes == len(data)
     assert data[fragment.statements[1].range.start : fragment.statements[1].range.end] == b"ls"
+
+
+_ASTRAL_SWEEP = """
+from traceidx.shell import parse_shell
+for cp in range(0x10000, 0x110000, 0x800):
+    for template in ("{%s", "echo {%s,x}", "[ -%s x ]", "cat <<E\\n$%s\\nE", "${x?%s}"):
+        parse_shell(template % chr(cp))
+"""
+
+
+def test_characters_beyond_the_bmp_do_not_crash_the_scanner() -> None:
+    # Unpatched, tree-sitter-bash's scanner calls isdigit() on such code points (after `{`),
+    # reading outside glibc's ctype table: a segfault in most process layouts (ASLR), so the
+    # sweep runs in a few child processes.
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root}
+    for _ in range(3):
+        run = subprocess.run([sys.executable, "-c", _ASTRAL_SWEEP], cwd=root, env=env, check=False)
+        assert run.returncode == 0
+
+
+@given(st.text())
+def test_parser_never_sees_characters_beyond_the_bmp(command: str) -> None:
+    source = _encode(command)
+    safe = _scanner_safe(source)
+    assert len(safe) == len(source)
+    assert all(ord(ch) <= 0xFFFF for ch in safe.decode())
+
+
+def test_astral_characters_keep_their_text() -> None:
+    command = "😀 arg 🐛 > 🎉.txt"
+    (statement,) = _statements(command)
+    assert statement.invocations[0].program == "😀"
+    assert statement.invocations[0].argv == ("arg", "🐛")
+    assert statement.redirects[0].target == "🎉.txt"
+    data = command.encode()
+    assert data[statement.redirects[0].range.start : statement.redirects[0].range.end] == (
+        "> 🎉.txt".encode()
+    )
 
 
 # ---------------------------------------------------------------------------------------------
