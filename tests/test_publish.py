@@ -123,3 +123,23 @@ def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:
     assert states.count("indexed") == 2 and "skipped" in states
     for files in manifest["tables"].values():
         assert all((dataset / f).is_file() for f in files)
+
+
+def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None:
+    from traceidx.encode import IdCollision, encode
+    from traceidx.ingest import Settings, ingest
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"type":"user","sessionId":"s","message":{"content":"hi"}}\n')
+    result = ingest(str(trace), Settings())
+    twin = ingest(str(trace), Settings())
+    twin.locator = str(tmp_path / "other.jsonl")  # same ids under another locator
+    with pytest.raises(IdCollision):
+        encode([result, twin])
+
+
+def test_the_package_exposes_connect(claude_dataset: Path) -> None:
+    import traceidx
+
+    con = traceidx.connect(claude_dataset)
+    assert con.execute("SELECT count(*) FROM loop_usage").fetchall()[0][0] > 100

@@ -75,6 +75,7 @@ class _Run:
         self.adapter: Adapter | None = None
         self.head: list[tuple[FramedLine, Any, str]] = []
         self.undecided = True
+        self.first_shape = "no lines"
 
     def line(self, line: FramedLine) -> None:
         obj, status = _decode(line)
@@ -87,6 +88,11 @@ class _Run:
 
     def decide(self) -> None:
         self.undecided = False
+        first = next((obj for _, obj, status in self.head if status == "ok"), None)
+        if isinstance(first, dict):
+            self.first_shape = "first record keys: " + ", ".join(sorted(first)[:6])
+        elif self.head:
+            self.first_shape = "first line is not a JSON object"
         objs = [obj for _, obj, status in self.head if status == "ok"]
         cls = detect(objs, set(self.settings.runtimes) if self.settings.runtimes else None)
         if cls is not None:
@@ -147,7 +153,7 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
     if framer_empty(result):
         return _skip(result, "no complete line (empty or unterminated)")
     if run.adapter is None:
-        return _skip(result, "no adapter recognises its structure")
+        return _skip(result, f"no adapter recognises its structure ({run.first_shape})")
     draft = run.adapter.finish()
     result.unknown_types = dict(draft.unknown_types)
     assert result.runtime is not None

@@ -6,7 +6,9 @@ reproduce its 34 recorded expectations exactly. Decisions:
 * One root fragment per non-blank command. The COMPLETE text is parsed; only the published
   `text` is bounded. Ranges are UTF-8 byte offsets relative to the fragment. Lone surrogates
   (possible in decoded JSON) are parsed as U+FFFD, which has the same UTF-8 length as their
-  ``surrogatepass`` encoding, so every offset still matches ``text.full_bytes``.
+  ``surrogatepass`` encoding, so every offset still matches ``text.full_bytes``. Characters
+  beyond the BMP reach the parser as ``¤¤`` (same byte length; texts are taken from the real
+  bytes): the grammar's scanner passes them to C `isdigit` and can segfault otherwise.
 * `completeness` is ``partial`` when the tree has an error (the recovered structure is kept)
   or when more than 512 statements were found (the first 512 by start offset are kept).
   tree-sitter raising (it does not in practice) gives one partial fragment without statements.
