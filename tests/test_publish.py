@@ -143,3 +143,29 @@ def test_the_package_exposes_connect(claude_dataset: Path) -> None:
 
     con = traceidx.connect(claude_dataset)
     assert con.execute("SELECT count(*) FROM loop_usage").fetchall()[0][0] > 100
+
+
+def test_shell_views_expose_programs_pipelines_and_redirects(claude_dataset: Path) -> None:
+    con = connect(claude_dataset)
+    pipeline = con.execute(
+        """SELECT program, argv, pipeline_id, pipeline_position FROM shell_invocations v
+           JOIN tool_calls t USING (item_id)
+           WHERE t.command = 'cat README.md | tr ''a-z'' ''A-Z'' | head -3'
+           ORDER BY v.item_id, statement_position LIMIT 3"""
+    ).fetchall()
+    assert pipeline == [
+        ("cat", ["README.md"], 0, 0),
+        ("tr", ["'a-z'", "'A-Z'"], 0, 1),
+        ("head", ["-3"], 0, 2),
+    ]
+    failing = con.execute(
+        """SELECT v.exit_code, v.failed FROM shell_invocations v JOIN tool_calls t USING (item_id)
+           WHERE t.command = 'ls /nonexistent-dir' LIMIT 1"""
+    ).fetchall()
+    assert failing == [(2, True)]
+    redirect = con.execute(
+        """SELECT source_fd, operator, target FROM shell_redirects r JOIN tool_calls t
+           USING (item_id) WHERE t.command LIKE 'ls -la src 1>/dev/null 2>err.txt%'
+           ORDER BY statement_position, target"""
+    ).fetchall()
+    assert ("2", ">", "err.txt") in redirect and ("1", ">", "/dev/null") in redirect

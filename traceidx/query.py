@@ -28,6 +28,8 @@ VIEWS: tuple[str, ...] = (
     "items",
     "tool_calls",
     "loop_usage",
+    "shell_invocations",
+    "shell_redirects",
 )
 
 
