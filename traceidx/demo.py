@@ -355,7 +355,7 @@ PROJECTS = (
     ),
     _Project("/home/dev/projects/site.io", "ts", ("routes", "feed", "layout"), ("main",), 2),
     _Project(
-        "/home/dev/work/api-gateway", "go", ("router", "auth", "ratelimit"), ("main", "auth-v2"), 4
+        "/home/dev/code/api-gateway", "go", ("router", "auth", "ratelimit"), ("main", "auth-v2"), 4
     ),
     _Project(
         "/home/dev/projects/notebook-tools", "py", ("cells", "kernel", "export"), ("main",), 2
