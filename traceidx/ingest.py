@@ -150,7 +150,7 @@ def ingest(locator: str, settings: Settings) -> SourceResult:
 
 
 def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResult:
-    if framer_empty(result):
+    if result.indexed_bytes == 0:
         return _skip(result, "no complete line (empty or unterminated)")
     if run.adapter is None:
         return _skip(result, f"no adapter recognises its structure ({run.first_shape})")
@@ -166,11 +166,6 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
     result.source = Source(run.source_id, result.locator, result.runtime)  # type: ignore[arg-type]
     result.projection = projection
     return result
-
-
-def framer_empty(result: SourceResult) -> bool:
-    """Whether the file held no complete line."""
-    return result.indexed_bytes == 0
 
 
 def _skip(result: SourceResult, reason: str) -> SourceResult:

@@ -39,7 +39,6 @@ _SESSION_REF_MEMBER = {
     "subagent.activity": "subagent_session_id",
     "subagent.report": "source_session_id",
 }
-_SEMANTIC_DECODER = msgspec.convert
 
 
 @dataclass(frozen=True, slots=True)

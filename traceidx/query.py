@@ -28,6 +28,7 @@ VIEWS: tuple[str, ...] = (
     "items",
     "tool_calls",
     "loop_usage",
+    "shell_statements",
     "shell_invocations",
     "shell_redirects",
 )
