@@ -2,7 +2,8 @@
 
 Cases are listed in ``tests/golden/cases.json``; adding a case is adding a line there (and
 generating its file with ``--update-golden``), not writing test code. Expected files use line
-numbers (source positions) instead of opaque ids so a reviewer can read them against the trace.
+numbers (source positions) instead of opaque ids so a reviewer can read them against the trace,
+and order never depends on ids: ids hash the file's location, which differs between machines.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ SELECT i.loop_id, i.loop_position,
        i.semantic.tool_output.duration_ms AS duration_ms,
        i.semantic.delegation.child_session_id IS NOT NULL AS links_child
 FROM items i
-ORDER BY i.loop_id IS NULL, i.loop_position, i.item_id
+ORDER BY i.loop_id IS NULL, i.loop_position, lines, i.semantic.role, text
 """
 
 
