@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/bench_build.py [--sessions N] [--seed S] [--jobs J] [--repeat R]
 
-Generates a demo Claude Code corpus of N sessions, then measures in the same run:
+Generates the demo corpus (N sessions of every runtime), then measures in the same run:
 * baseline: decoding every line of the same files with msgspec (no framing, no projection);
 * build: a full `traceidx build` into a fresh dataset (framing, adapters, projection,
   Arrow encoding, Parquet publication) in a child process, for its peak RSS.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import msgspec
 
-from traceidx.demo import generate_claude_corpus
+from traceidx.demo import generate_corpus
 
 
 def baseline(files: list[Path]) -> tuple[float, int]:
@@ -74,7 +74,8 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus"
-        files = generate_claude_corpus(corpus, sessions=args.sessions, seed=args.seed)
+        written = generate_corpus(corpus, sessions=args.sessions, seed=args.seed)
+        files = [path for paths in written.values() for path in paths]
         size = sum(f.stat().st_size for f in files)
         base = [baseline(files) for _ in range(args.repeat)]
         runs = [build_once(corpus, args.jobs) for _ in range(args.repeat)]

@@ -1,7 +1,9 @@
-"""Golden tests: chosen corpus files projected to readable expected data files.
+"""Golden tests: chosen trace files projected to readable expected data files.
 
-Cases are listed in ``tests/golden/cases.json``; adding a case is adding a line there (and
-generating its file with ``--update-golden``), not writing test code. Expected files use line
+Cases are listed in ``tests/golden/<runtime>/cases.json`` as ``name -> path`` or ``name ->
+[paths]`` (paths relative to the shared corpus, or to the repository when they start with
+``tests/``); adding a case is adding a line there and generating its file with
+``pytest tests/test_golden.py --update-golden``, not writing test code. Expected files use line
 numbers (source positions) instead of opaque ids so a reviewer can read them against the trace,
 and order never depends on ids: ids hash the file's location, which differs between machines.
 """
@@ -19,11 +21,14 @@ from traceidx.build import build
 from traceidx.query import connect
 
 GOLDEN = Path(__file__).parent / "golden"
-CASES = json.loads((GOLDEN / "cases.json").read_text())
-PARAMS = [(rt, name) for rt, cases in CASES.items() if rt != "_doc" for name in cases]
+REPO = Path(__file__).resolve().parents[1]
+CASES = {
+    path.parent.name: json.loads(path.read_text()) for path in sorted(GOLDEN.glob("*/cases.json"))
+}
+PARAMS = [(rt, name) for rt, cases in CASES.items() for name in cases]
 
 ITEMS_SQL = """
-SELECT i.loop_id, i.loop_position,
+SELECT i.loop_id, i.session_id, i.loop_position,
        (SELECT list(r.source_position ORDER BY r.source_position) FROM records r
         WHERE list_contains(i.record_ids, r.record_id)) AS lines,
        i.semantic.role, i.semantic.evidence_strength,
@@ -51,14 +56,21 @@ ORDER BY i.loop_id IS NULL, i.loop_position, lines, i.semantic.role, text
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in row.items() if v not in (None, [], False)}
+    out = {k: v for k, v in row.items() if v is not None and v is not False and v != []}
     if isinstance(out.get("text"), str) and len(out["text"]) > 160:
         out["text"] = out["text"][:160] + "…"
     return out
 
 
-def project_file(path: Path, dataset: Path) -> dict[str, Any]:
-    build([path], dataset, jobs=1)
+def _case_paths(spec: str | list[str]) -> list[Path]:
+    specs = [spec] if isinstance(spec, str) else spec
+    return [REPO / s if s.startswith("tests/") else corpus_path(*s.split("/")) for s in specs]
+
+
+def project_files(paths: list[Path], dataset: Path) -> dict[str, Any]:
+    """Build `paths` and return every session with its loops and items, in evidence order."""
+    report = build(paths, dataset, jobs=1)
+    assert report.exit_code == 0, [r.reason for r in report.results if r.state != "indexed"]
     con = connect(dataset)
 
     def fetch(sql: str) -> list[dict[str, Any]]:
@@ -66,13 +78,17 @@ def project_file(path: Path, dataset: Path) -> dict[str, Any]:
         cols = [d[0] for d in rel.description]
         return [dict(zip(cols, row, strict=True)) for row in rel.fetchall()]
 
-    session = fetch(
-        "SELECT runtime, native_id, working_directory, "
-        "strftime(created_at, '%Y-%m-%dT%H:%M:%S.%g') AS created_at, "
-        "delegated_from IS NOT NULL AS delegated FROM sessions"
+    sessions = fetch(
+        """SELECT s.session_id, s.runtime, s.native_id, s.name, s.working_directory,
+                  strftime(s.created_at, '%Y-%m-%dT%H:%M:%S.%g') AS created_at,
+                  d.native_id AS delegated_from, f.native_id AS forked_from
+           FROM sessions s
+           LEFT JOIN sessions d ON d.session_id = s.delegated_from.session_id
+           LEFT JOIN sessions f ON f.session_id = s.forked_from.session_id
+           ORDER BY s.created_at NULLS LAST, s.native_id"""
     )
     loops = fetch(
-        """SELECT l.loop_id, l.session_position, l.native_id, rs.source_position AS start_line,
+        """SELECT l.session_id, l.loop_id, l.native_id, rs.source_position AS start_line,
                   re.source_position AS end_line, l."end".outcome AS outcome,
                   l.model.id AS model, l.model.effort AS effort, l.usage AS usage
            FROM loops l JOIN records rs ON rs.record_id = l.start_record_id
@@ -82,24 +98,30 @@ def project_file(path: Path, dataset: Path) -> dict[str, Any]:
     items = fetch(ITEMS_SQL)
     by_loop: dict[Any, list[dict[str, Any]]] = {}
     for item in items:
-        by_loop.setdefault(item.pop("loop_id"), []).append(item)
-    out_loops = []
+        key = item.pop("loop_id") or ("session", item["session_id"])
+        item.pop("session_id")
+        item.pop("loop_position")
+        by_loop.setdefault(key, []).append(_clean(item))
+    loops_of: dict[Any, list[dict[str, Any]]] = {}
     for loop in loops:
-        loop_items = [_clean(i) for i in by_loop.get(loop.pop("loop_id"), [])]
-        for i in loop_items:
-            i.pop("loop_position", None)
-        out_loops.append({**_clean(loop), "items": loop_items})
-    return {
-        "session": session,
-        "loops": out_loops,
-        "session_items": [_clean(i) for i in by_loop.get(None, [])],
-    }
+        items_of = by_loop.get(loop.pop("loop_id"), [])
+        loops_of.setdefault(loop.pop("session_id"), []).append({**_clean(loop), "items": items_of})
+    out = []
+    for session in sessions:
+        sid = session.pop("session_id")
+        out.append(
+            {
+                **_clean(session),
+                "loops": loops_of.get(sid, []),
+                "session_items": by_loop.get(("session", sid), []),
+            }
+        )
+    return {"sessions": out}
 
 
 @pytest.mark.parametrize(("runtime", "name"), PARAMS)
 def test_golden(runtime: str, name: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    path = corpus_path(*CASES[runtime][name].split("/"))
-    actual = project_file(path, tmp_path / "ds")
+    actual = project_files(_case_paths(CASES[runtime][name]), tmp_path / "ds")
     expected_file = GOLDEN / runtime / f"{name}.json"
     text = json.dumps(actual, indent=1, ensure_ascii=False, default=str) + "\n"
     if request.config.getoption("--update-golden"):

@@ -230,6 +230,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from traceidx.query import connect
+    from traceidx.sourceio import read_range
 
     con = connect(args.dataset)
     found = con.execute(
@@ -244,9 +245,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     rid, locator, runtime, position, start, end, expected, status, native = found[0]
     verdict, raw = "verified", b""
     try:
-        with open(locator, "rb") as stream:
-            stream.seek(start)
-            raw = stream.read(end - start)
+        raw = read_range(locator, start, end)
         if fingerprint(raw) != expected:
             verdict = "changed"
     except OSError as exc:
@@ -277,14 +276,15 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from traceidx.build import build
-    from traceidx.demo import generate_claude_corpus
+    from traceidx.demo import generate_corpus
     from traceidx.query import connect, rows
 
     corpus = Path(args.corpus or tempfile.mkdtemp(prefix="traceidx-demo-"))
-    files = generate_claude_corpus(corpus, sessions=args.sessions, seed=args.seed)
-    sys.stderr.write(f"demo corpus: {len(files)} Claude Code transcripts in {corpus}\n")
+    written = generate_corpus(corpus, sessions=args.sessions, seed=args.seed)
+    counts = ", ".join(f"{len(paths)} {runtime}" for runtime, paths in written.items())
+    sys.stderr.write(f"demo corpus: {counts} trace files in {corpus}\n")
     dataset = args.dataset if args.dataset_given else corpus / "dataset"
-    report = build([corpus], dataset)
+    report = build([corpus / runtime for runtime in written], dataset)
     t = report.totals()
     sys.stdout.write(
         f"built {dataset}: {t['indexed']} sources, {t['sessions']} sessions, {t['loops']} loops, "

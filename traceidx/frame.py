@@ -16,11 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from hashlib import blake2b
-from typing import BinaryIO
 
 FINGERPRINT_ALGORITHM = "blake2b-128"
 DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
-CHUNK_BYTES = 4 * 1024 * 1024
 
 
 def fingerprint(data: bytes) -> str:
@@ -49,6 +47,11 @@ class Framer:
         self._pending = bytearray()
         self._hasher: blake2b | None = None  # set while streaming an oversized line
         self._pending_len = 0
+
+    @property
+    def offset(self) -> int:
+        """Absolute offset just past the last complete line (where the next Record starts)."""
+        return self._offset
 
     @property
     def tail_bytes(self) -> int:
@@ -109,12 +112,6 @@ def frame_chunks(
     framer = Framer(max_record_bytes)
     for chunk in chunks:
         yield from framer.feed(chunk)
-
-
-def read_chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """Read a binary stream in chunks."""
-    while chunk := stream.read(size):
-        yield chunk
 
 
 def frame_bytes(data: bytes, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> list[FramedLine]:

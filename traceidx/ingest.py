@@ -8,6 +8,7 @@ errors make the source ``failed`` with the reason. Nothing here writes anywhere.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,9 +18,10 @@ import msgspec
 from traceidx import ids
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
-from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer, read_chunks
+from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
 from traceidx.model import ByteRange, Record, Source
 from traceidx.project import Projection, project
+from traceidx.sourceio import StreamStats, logical_chunks
 from traceidx.text import DEFAULT_TEXT_LIMIT
 
 State = Literal["indexed", "skipped", "failed"]
@@ -39,7 +41,10 @@ class SourceResult:
     mtime_ns: int = 0
     indexed_bytes: int = 0
     tail_bytes: int = 0
+    stream: StreamStats = field(default_factory=StreamStats)
+    warnings: list[str] = field(default_factory=list)
     malformed: int = 0
+    joined: int = 0
     oversized: int = 0
     unknown_types: dict[str, int] = field(default_factory=dict)
     source: Source | None = None
@@ -62,7 +67,37 @@ def _decode(line: FramedLine) -> tuple[Any, str]:
     try:
         return _DECODE.decode(line.data), "ok"
     except (msgspec.DecodeError, UnicodeDecodeError):
-        return None, "malformed"
+        values = split_joined(line.data)
+        return (values, "joined") if values else (None, "malformed")
+
+
+def split_joined(data: bytes) -> list[Any] | None:
+    """The JSON values of a line holding several written back to back, if recoverable losslessly.
+
+    Some writers lost a newline between two records (Pi v1 files show it). The line stays one
+    Record; its values are recovered only when every byte belongs to a complete JSON object and
+    nothing but whitespace separates them, so no evidence is dropped or invented.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    at, end = 0, len(text)
+    while at < end:
+        while at < end and text[at] in " \t\r":
+            at += 1
+        if at == end:
+            break
+        if text[at] != "{":
+            return None
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return None
+        values.append(value)
+    return values if len(values) >= 2 else None
 
 
 class _Run:
@@ -94,6 +129,7 @@ class _Run:
         elif self.head:
             self.first_shape = "first line is not a JSON object"
         objs = [obj for _, obj, status in self.head if status == "ok"]
+        objs += [v for _, obj, status in self.head if status == "joined" for v in obj]
         cls = detect(objs, set(self.settings.runtimes) if self.settings.runtimes else None)
         if cls is not None:
             self.adapter = cls()
@@ -106,6 +142,15 @@ class _Run:
         facts = _NO_FACTS
         if status == "ok" and self.adapter is not None:
             facts = self.adapter.feed(line.position, obj)
+        elif status == "joined":
+            self.result.joined += 1
+            if self.adapter is not None:
+                each = [self.adapter.feed(line.position, value) for value in obj]
+                types = [f.native_type for f in each if f.native_type]
+                facts = RecordFacts(
+                    next((f.occurred_at for f in each if f.occurred_at is not None), None),
+                    "+".join(types) or None,
+                )
         elif status == "malformed":
             self.result.malformed += 1
         elif status == "oversized":
@@ -135,7 +180,7 @@ def ingest(locator: str, settings: Settings) -> SourceResult:
         run = _Run(result, settings)
         framer = Framer(settings.max_record_bytes)
         with open(locator, "rb") as stream:
-            for chunk in read_chunks(stream):
+            for chunk in logical_chunks(stream, result.stream):
                 for line in framer.feed(chunk):
                     run.line(line)
         if run.undecided:
@@ -145,7 +190,12 @@ def ingest(locator: str, settings: Settings) -> SourceResult:
         result.records = []
         return result
     result.tail_bytes = framer.tail_bytes
-    result.indexed_bytes = result.size - framer.tail_bytes
+    result.indexed_bytes = framer.offset
+    if result.stream.corrupt_reason:
+        result.warnings.append(
+            f"{locator}: {result.stream.corrupt_reason} (decoded offset "
+            f"{result.stream.corrupt_at}); records before it are kept, the rest is unreadable"
+        )
     return _conclude(result, run, settings)
 
 
@@ -163,7 +213,12 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
     if projection is None:
         return _skip(result, f"{result.runtime}: no record states a session identity")
     result.state = "indexed"
-    result.source = Source(run.source_id, result.locator, result.runtime)  # type: ignore[arg-type]
+    result.source = Source(
+        run.source_id,
+        result.locator,
+        result.runtime,  # type: ignore[arg-type]
+        result.stream.compression,
+    )
     result.projection = projection
     return result
 

@@ -367,11 +367,16 @@ LOOP_BOUND_ROLES = frozenset(
 
 
 class Source(_Struct, frozen=True):
-    """A physical trace file: identity is its canonical locator."""
+    """A physical trace file: identity is its canonical locator.
+
+    `compression` is an operational fact: ``zstd`` means record ranges are offsets into the
+    decoded stream of the file's complete frames (see traceidx.sourceio).
+    """
 
     source_id: Id
     locator: str
     runtime: Runtime
+    compression: Literal["none", "zstd"] = "none"
 
 
 class Record(_Struct, frozen=True):
@@ -380,7 +385,8 @@ class Record(_Struct, frozen=True):
     `content_range` is half-open and excludes the newline; `fingerprint` is BLAKE2b-128 (hex) of
     exactly those bytes; `occurred_at` only when the runtime wrote a timestamp on that line.
     `native_type` and `parse_status` are operational facts (not contract fields) that help
-    diagnose evidence: `parse_status` is ``ok``, ``malformed`` or ``oversized``.
+    diagnose evidence: `parse_status` is ``ok``, ``malformed``, ``oversized`` or ``joined``
+    (several JSON objects written on one line without a newline, each recovered losslessly).
     """
 
     record_id: Id
@@ -388,7 +394,7 @@ class Record(_Struct, frozen=True):
     source_position: U64
     content_range: ByteRange
     fingerprint: str
-    parse_status: Literal["ok", "malformed", "oversized"]
+    parse_status: Literal["ok", "malformed", "oversized", "joined"]
     occurred_at: EpochMs | None = None
     native_type: str | None = None
 
@@ -480,6 +486,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "source_id": "opaque id of the trace file (from its canonical locator)",
         "locator": "canonical absolute path of the trace file",
         "runtime": "program that wrote the trace: claude_code, codex, pi or dsh",
+        "compression": "none, or zstd (record ranges are offsets in the decoded stream)",
     },
     "records": {
         "record_id": "opaque id of the line (from source and position)",
@@ -487,7 +494,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "source_position": "0-based line ordinal in the source",
         "content_range": "half-open byte range of the line in the source, newline excluded",
         "fingerprint": "BLAKE2b-128 hex of exactly the content bytes",
-        "parse_status": "ok, malformed (not JSON) or oversized (not parsed)",
+        "parse_status": "ok, malformed (not JSON), oversized (not parsed) or joined "
+        "(several JSON objects on one line, each recovered)",
         "occurred_at": "the runtime's own timestamp on the line, if any",
         "native_type": "the runtime's record type (type or type/refinement)",
     },

@@ -19,16 +19,14 @@ interactive samples (``turn_duration``, ``ai-title``, ``permission-mode``, file-
 Scenarios (seeded rates; the first eight sessions each showcase one so small corpora have them
 all): foreground subagents, mid-turn steering, interrupts (tool rejected / mid-stream), synthetic
 API errors, compaction (manual ``/compact`` or automatic), tool output over 70 KiB, non-ASCII
-prompts, failing commands and failed edits. ``python -m traceidx.demo OUT --sessions N --seed S``.
+prompts, failing commands and failed edits.
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
 import calendar
 import random
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -1344,7 +1342,7 @@ def _handback(report: str, agent_id: str, tokens: int, tools: int, ms: int) -> s
 # Public API
 
 
-def generate_claude_corpus(root: Path, *, sessions: int = 12, seed: int = 0) -> list[Path]:
+def generate(root: Path, *, sessions: int = 12, seed: int = 0) -> list[Path]:
     """Write `sessions` Claude Code sessions under `root`; return the .jsonl paths (sorted)."""
     rng = random.Random(seed)
     paths: list[Path] = []
@@ -1353,21 +1351,3 @@ def generate_claude_corpus(root: Path, *, sessions: int = 12, seed: int = 0) -> 
         gen.run()
         paths.extend(gen.write())
     return sorted(paths)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m traceidx.demo OUT --sessions N --seed S``."""
-    summary = (__doc__ or "").split("\n", 1)[0]
-    parser = argparse.ArgumentParser(prog="python -m traceidx.demo", description=summary)
-    parser.add_argument("out", type=Path, help="output root (gets a projects/ folder)")
-    parser.add_argument("--sessions", type=int, default=12)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    paths = generate_claude_corpus(args.out, sessions=args.sessions, seed=args.seed)
-    size = sum(p.stat().st_size for p in paths)
-    print(f"{len(paths)} files, {size} bytes under {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

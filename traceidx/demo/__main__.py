@@ -1,0 +1,7 @@
+"""``python -m traceidx.demo``: write a demo corpus."""
+
+import sys
+
+from traceidx.demo import main
+
+sys.exit(main())
