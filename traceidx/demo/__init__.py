@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
