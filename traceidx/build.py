@@ -102,14 +102,20 @@ def build(
     """Build a new dataset generation from `paths` (or the default roots)."""
     settings = settings or Settings()
     if paths is None:
-        roots = default_roots()
         paths = [
-            p for name, p in roots.items() if settings.runtimes is None or name in settings.runtimes
+            root
+            for name, roots in default_roots().items()
+            if settings.runtimes is None or name in settings.runtimes
+            for root in roots
+            if root.exists()
         ]
-        paths = [p for p in paths if p.exists()]
     with locked(dataset):
-        candidates, problems = discover(paths)
+        candidates, superseded, problems = discover(paths)
         report = BuildReport(dataset, 0, problems=problems)
+        for old in superseded:
+            report.results.append(
+                SourceResult(old.locator, "skipped", reason=f"superseded by {old.by}: {old.why}")
+            )
         for done, result in enumerate(
             _ingest_all(candidates, settings, jobs or os.cpu_count() or 1), 1
         ):

@@ -126,6 +126,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     report = build(paths, args.dataset, settings=settings, jobs=args.jobs, progress=progress)
     for problem in report.problems:
         _err(f"{problem}; check the path")
+    warnings = [w for r in report.results for w in r.warnings]
+    for warning in warnings:
+        _err(warning)
     totals = report.totals()
     summary = {
         "dataset": str(args.dataset),
@@ -133,6 +136,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         **totals,
         "skipped_reasons": dict(report.skip_reasons()),
         "failed_sources": {r.locator: r.reason for r in report.results if r.state == "failed"},
+        "warnings": warnings,
         "unknown_record_types": dict(
             sum((Counter(r.unknown_types) for r in report.results), Counter())
         ),

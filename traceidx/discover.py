@@ -1,28 +1,52 @@
 """Discovery: the candidate trace files under the runtimes' roots or the paths a user names.
 
-Default roots (each overridable by an environment variable): Claude Code
-``$CLAUDE_CONFIG_DIR/projects`` or ``~/.claude/projects``. Only ``*.jsonl`` files are
-candidates when a directory is walked; a file named explicitly is always a candidate. The
-runtime is never chosen here: adapters detect it from the content. Symlinked files are
-followed once (the locator is the canonical path, so a file reached twice is one candidate).
+Default roots (each overridable by an environment variable):
+
+* Claude Code: ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude/projects``);
+* Codex: ``$CODEX_HOME/sessions`` and ``$CODEX_HOME/archived_sessions`` (default ``~/.codex``);
+* Pi: ``$PI_CODING_AGENT_DIR/sessions`` (default ``~/.pi/agent/sessions``);
+* dsh: ``$DSH_HOME/sessions`` (default ``~/.dsh/sessions``).
+
+When a directory is walked, files ending ``.jsonl``, ``.jsonl.zst`` or ``.jsonl.zstd`` are
+candidates; a file named explicitly is always a candidate. The runtime is never chosen here:
+adapters detect it from the content. Symlinked files are followed once (the locator is the
+canonical path, so a file reached twice is one candidate).
+
+Superseded copies are not candidates; they are reported with the file that supersedes them:
+
+* a dsh session directory holds one canonical file per format generation
+  (``session.jsonl``, ``session.v1.jsonl`` … each optionally ``.zstd``); the highest-numbered
+  one is the session's log and older generations are copies left behind by a migration;
+* ``X.jsonl`` and ``X.jsonl.zst`` side by side are one Codex rollout in two encodings; the
+  plain file takes precedence, as Codex itself reads it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-TRACE_SUFFIXES = (".jsonl",)
+TRACE_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+_DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
 
 
-def default_roots() -> dict[str, Path]:
-    """Each runtime's default trace root (whether or not it exists)."""
+def _home(variable: str, default: Path) -> Path:
+    value = os.environ.get(variable)
+    return Path(value) if value else default
+
+
+def default_roots() -> dict[str, list[Path]]:
+    """Each runtime's default trace roots (whether or not they exist)."""
     home = Path.home()
-    claude = os.environ.get("CLAUDE_CONFIG_DIR")
+    codex = _home("CODEX_HOME", home / ".codex")
     return {
-        "claude_code": (Path(claude) if claude else home / ".claude") / "projects",
+        "claude_code": [_home("CLAUDE_CONFIG_DIR", home / ".claude") / "projects"],
+        "codex": [codex / "sessions", codex / "archived_sessions"],
+        "pi": [_home("PI_CODING_AGENT_DIR", home / ".pi" / "agent") / "sessions"],
+        "dsh": [_home("DSH_HOME", home / ".dsh") / "sessions"],
     }
 
 
@@ -33,21 +57,58 @@ class Candidate:
     locator: str
 
 
-def _walk(root: Path) -> Iterable[Path]:
+@dataclass(frozen=True, slots=True)
+class Superseded:
+    """A file not read because another file holds the same facts."""
+
+    locator: str
+    by: str
+    why: str
+
+
+def superseded_in(directory: Path, names: Iterable[str]) -> list[Superseded]:
+    """The files among `names` (of one directory) that another file there supersedes."""
+    names = set(names)
+    out: list[Superseded] = []
+    generations = {
+        name: int(m.group(1) or 0)
+        for name in names
+        if (m := _DSH_GENERATION.fullmatch(name)) is not None
+    }
+    if len(generations) > 1:
+        best = max(generations, key=lambda n: (generations[n], n.endswith(".jsonl")))
+        why = "an older dsh log generation; the session's log is the highest-numbered file"
+        for name in sorted(generations):
+            if name != best:
+                out.append(Superseded(str(directory / name), str(directory / best), why))
+    for name in sorted(names):
+        if name.endswith(".jsonl.zst") and name[: -len(".zst")] in names:
+            plain = str(directory / name[: -len(".zst")])
+            why = "a compressed copy of a rollout whose plain file takes precedence"
+            out.append(Superseded(str(directory / name), plain, why))
+    return out
+
+
+def _walk(root: Path, superseded: list[Superseded]) -> Iterable[Path]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames.sort()
-        for name in sorted(filenames):
-            if name.endswith(TRACE_SUFFIXES):
+        names = [name for name in filenames if name.endswith(TRACE_SUFFIXES)]
+        dropped = superseded_in(Path(dirpath), names)
+        superseded.extend(dropped)
+        skip = {Path(d.locator).name for d in dropped}
+        for name in sorted(names):
+            if name not in skip:
                 yield Path(dirpath) / name
 
 
-def discover(paths: Iterable[Path]) -> tuple[list[Candidate], list[str]]:
-    """Candidates under `paths` (sorted, de-duplicated) and problems with the paths."""
+def discover(paths: Iterable[Path]) -> tuple[list[Candidate], list[Superseded], list[str]]:
+    """Candidates under `paths` (sorted, de-duplicated), superseded files, problems."""
     seen: dict[str, Candidate] = {}
+    superseded: list[Superseded] = []
     problems: list[str] = []
     for path in paths:
         if path.is_dir():
-            files: Iterable[Path] = _walk(path)
+            files: Iterable[Path] = _walk(path, superseded)
         elif path.exists():
             files = [path]
         else:
@@ -56,4 +117,5 @@ def discover(paths: Iterable[Path]) -> tuple[list[Candidate], list[str]]:
         for file in files:
             locator = str(file.resolve())
             seen.setdefault(locator, Candidate(locator))
-    return [seen[k] for k in sorted(seen)], problems
+    dropped = {s.locator: s for s in superseded if str(Path(s.locator).resolve()) not in seen}
+    return [seen[k] for k in sorted(seen)], [dropped[k] for k in sorted(dropped)], problems

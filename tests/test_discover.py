@@ -1,0 +1,75 @@
+"""Discovery: candidate suffixes, default roots, and superseded copies reported, not read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from traceidx.discover import default_roots, discover
+
+
+def _touch(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"{}\n")
+    return path
+
+
+def test_suffixes_and_foreign_files(tmp_path: Path) -> None:
+    keep = [
+        _touch(tmp_path / "a" / "x.jsonl"),
+        _touch(tmp_path / "b" / "rollout.jsonl.zst"),
+        _touch(tmp_path / "c" / "s" / "session.v2.jsonl.zstd"),
+    ]
+    _touch(tmp_path / "a" / "notes.txt")
+    _touch(tmp_path / "a" / "x.jsonl.tmp")
+    candidates, superseded, problems = discover([tmp_path])
+    assert [c.locator for c in candidates] == sorted(str(p.resolve()) for p in keep)
+    assert superseded == [] and problems == []
+
+
+def test_dsh_generations_highest_wins(tmp_path: Path) -> None:
+    d = tmp_path / "sessions" / "--home-dev-p--" / "session-1"
+    old = [_touch(d / "session.jsonl.zstd"), _touch(d / "session.v1.jsonl.zstd")]
+    new = _touch(d / "session.v3.jsonl.zstd")
+    candidates, superseded, _ = discover([tmp_path])
+    assert [c.locator for c in candidates] == [str(new.resolve())]
+    assert sorted(s.locator for s in superseded) == sorted(str(p) for p in old)
+    assert {s.by for s in superseded} == {str(new)}
+
+
+def test_codex_plain_rollout_beats_its_zst_copy(tmp_path: Path) -> None:
+    plain = _touch(tmp_path / "2026" / "rollout-1.jsonl")
+    packed = _touch(tmp_path / "2026" / "rollout-1.jsonl.zst")
+    candidates, superseded, _ = discover([tmp_path])
+    assert [c.locator for c in candidates] == [str(plain.resolve())]
+    assert [(s.locator, s.by) for s in superseded] == [(str(packed), str(plain))]
+
+
+def test_explicit_file_is_a_candidate_even_if_superseded(tmp_path: Path) -> None:
+    d = tmp_path / "s"
+    old = _touch(d / "session.jsonl")
+    _touch(d / "session.v4.jsonl")
+    candidates, superseded, _ = discover([old])
+    assert [c.locator for c in candidates] == [str(old.resolve())] and superseded == []
+
+
+def test_missing_path_is_a_problem(tmp_path: Path) -> None:
+    _, _, problems = discover([tmp_path / "nope"])
+    assert problems == [f"{tmp_path / 'nope'}: no such file or directory"]
+
+
+def test_default_roots_follow_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var, sub in [
+        ("CLAUDE_CONFIG_DIR", "claude"),
+        ("CODEX_HOME", "codex"),
+        ("PI_CODING_AGENT_DIR", "pi"),
+        ("DSH_HOME", "dsh"),
+    ]:
+        monkeypatch.setenv(var, str(tmp_path / sub))
+    assert default_roots() == {
+        "claude_code": [tmp_path / "claude" / "projects"],
+        "codex": [tmp_path / "codex" / "sessions", tmp_path / "codex" / "archived_sessions"],
+        "pi": [tmp_path / "pi" / "sessions"],
+        "dsh": [tmp_path / "dsh" / "sessions"],
+    }
