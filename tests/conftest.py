@@ -22,14 +22,12 @@ def corpus_path(*parts: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def claude_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A dataset built from every Claude Code file of the corpus (public and generated)."""
+def corpus_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dataset built from the whole shared corpus (every runtime an adapter supports)."""
     from traceidx.build import build
 
-    dataset = tmp_path_factory.mktemp("claude") / "dataset"
-    report = build(
-        [corpus_path("public", "claude"), corpus_path("generated", "claude")], dataset, jobs=1
-    )
+    dataset = tmp_path_factory.mktemp("corpus") / "dataset"
+    report = build([corpus_path()], dataset, jobs=2)
     assert report.exit_code == 0, [r.reason for r in report.results if r.state == "failed"]
     return dataset
 

@@ -1,4 +1,4 @@
-"""Every invariant of the contract, checked over a dataset built from the whole Claude corpus."""
+"""Every invariant of the contract, checked over a dataset built from the whole shared corpus."""
 
 from __future__ import annotations
 
@@ -7,16 +7,18 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from traceidx.adapters import adapters
 from traceidx.frame import fingerprint
-from traceidx.model import LOOP_BOUND_ROLES
+from traceidx.model import LOOP_BOUND_ROLES, RUNTIMES
 from traceidx.query import connect
 from traceidx.schema import SHAPE_BY_ROLE, SHAPES
+from traceidx.sourceio import read_range
 from traceidx.text import DEFAULT_TEXT_LIMIT
 
 
 @pytest.fixture(scope="module")
-def con(claude_dataset: Path) -> duckdb.DuckDBPyConnection:
-    return connect(claude_dataset)
+def con(corpus_dataset: Path) -> duckdb.DuckDBPyConnection:
+    return connect(corpus_dataset)
 
 
 def none(con: duckdb.DuckDBPyConnection, sql: str) -> None:
@@ -25,12 +27,21 @@ def none(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     assert bad == [], f"{len(bad)} violations, e.g. {bad[:3]}"
 
 
-def test_dataset_is_not_trivial(con: duckdb.DuckDBPyConnection) -> None:
-    counts = {
-        v: con.execute(f"SELECT count(*) FROM {v}").fetchall()[0][0]
-        for v in ("sources", "sessions", "loops", "items", "records")
-    }
-    assert counts["sources"] >= 50 and counts["loops"] >= 100 and counts["items"] >= 4000
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_every_supported_runtime_is_in_the_dataset(
+    con: duckdb.DuckDBPyConnection, runtime: str
+) -> None:
+    if runtime not in adapters():
+        pytest.skip(f"no {runtime} adapter yet")
+    (sources, sessions, loops, items) = con.execute(
+        """SELECT (SELECT count(*) FROM sources WHERE runtime = $rt),
+                  (SELECT count(*) FROM sessions WHERE runtime = $rt),
+                  (SELECT count(*) FROM loops JOIN sessions USING (session_id) WHERE runtime = $rt),
+                  (SELECT count(*) FROM items JOIN sessions USING (session_id) WHERE runtime = $rt)
+        """,
+        {"rt": runtime},
+    ).fetchall()[0]
+    assert sources >= 10 and sessions >= 10 and loops >= 20 and items >= 200
 
 
 @pytest.mark.parametrize(
@@ -80,12 +91,11 @@ def test_record_fingerprints_match_the_source_bytes(con: duckdb.DuckDBPyConnecti
     sample = con.execute(
         """SELECT s.locator, r.content_range.start, r.content_range."end", r.fingerprint
            FROM records r JOIN sources s USING (source_id)
-           ORDER BY r.record_id LIMIT 300"""
+           QUALIFY row_number() OVER (PARTITION BY s.runtime, s.compression
+                                      ORDER BY r.record_id) <= 150"""
     ).fetchall()
     for locator, start, end, expected in sample:
-        with open(locator, "rb") as stream:
-            stream.seek(start)
-            data = stream.read(end - start)
+        data = read_range(locator, start, end)
         assert fingerprint(data) == expected and b"\n" not in data
 
 

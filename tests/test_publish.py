@@ -66,8 +66,8 @@ def test_a_crash_before_the_manifest_swap_keeps_the_old_generation(tmp_path: Pat
     assert all(n.startswith("part-000002-") for n in names)
 
 
-def test_views_match_the_derived_schema(claude_dataset: Path) -> None:
-    con = connect(claude_dataset)
+def test_views_match_the_derived_schema(corpus_dataset: Path) -> None:
+    con = connect(corpus_dataset)
     for table in TABLES:
         view_cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         assert set(view_cols) == set(table_schema(table).names), table
@@ -138,15 +138,15 @@ def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None
         encode([result, twin])
 
 
-def test_the_package_exposes_connect(claude_dataset: Path) -> None:
+def test_the_package_exposes_connect(corpus_dataset: Path) -> None:
     import traceidx
 
-    con = traceidx.connect(claude_dataset)
+    con = traceidx.connect(corpus_dataset)
     assert con.execute("SELECT count(*) FROM loop_usage").fetchall()[0][0] > 100
 
 
-def test_shell_views_expose_programs_pipelines_and_redirects(claude_dataset: Path) -> None:
-    con = connect(claude_dataset)
+def test_shell_views_expose_programs_pipelines_and_redirects(corpus_dataset: Path) -> None:
+    con = connect(corpus_dataset)
     pipeline = con.execute(
         """SELECT program, argv, pipeline_id, pipeline_position FROM shell_invocations v
            JOIN tool_calls t USING (item_id)
