@@ -89,7 +89,7 @@ def test_an_item_row_sets_exactly_the_role_child(role: str) -> None:
         type=model.Semantic,
         from_attributes=True,
     )
-    item = model.Item(item_id=1, session_id=2, record_ids=(3,), semantic=semantic)
+    item = model.Item(item_id=1, session_id=2, source_id=4, record_ids=(3,), semantic=semantic)
     row = to_row(item)["semantic"]
     set_children = [s for s in SHAPES if row.get(s) is not None]
     assert set_children == [SHAPE_BY_ROLE[role]]

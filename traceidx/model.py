@@ -451,6 +451,7 @@ class Loop(_Struct, frozen=True):
 
     loop_id: Id
     session_id: Id
+    source_id: Id
     session_position: U64
     start_record_id: Id
     native_id: str | None = None
@@ -464,6 +465,7 @@ class Item(_Struct, frozen=True):
 
     item_id: Id
     session_id: Id
+    source_id: Id
     record_ids: tuple[Id, ...]
     semantic: Semantic
     loop_id: Id | None = None
@@ -514,6 +516,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
     "loops": {
         "loop_id": "opaque id of the outer agent execution",
         "session_id": "the Session the loop belongs to",
+        "source_id": "the Source whose records support the loop (operational)",
         "session_position": "0-based order of the loop in its session",
         "start_record_id": "record proving the execution started",
         "native_id": "the runtime's own id for the execution, if any",
@@ -524,6 +527,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
     "items": {
         "item_id": "opaque id of the fact",
         "session_id": "the Session the fact belongs to",
+        "source_id": "the Source whose records support the fact (operational)",
         "record_ids": "records supporting the fact",
         "semantic": "role, evidence strength and the one value shape of the fact",
         "loop_id": "the Loop the fact belongs to, when the trace supports it",

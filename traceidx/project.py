@@ -99,6 +99,7 @@ def _loop(draft: DraftLoop, loop_id: int, session_id: int, position: int, source
     return Loop(
         loop_id=loop_id,
         session_id=session_id,
+        source_id=source,
         session_position=position,
         start_record_id=ids.record_id(source, draft.start),
         native_id=draft.native_id,
@@ -140,6 +141,7 @@ def _items(
             Item(
                 item_id=item_id,
                 session_id=session_id,
+                source_id=source_id,
                 record_ids=tuple(ids.record_id(source_id, p) for p in sorted(set(draft.records))),
                 semantic=semantic,
                 loop_id=loop_id,

@@ -3,7 +3,8 @@
 CREATE OR REPLACE VIEW items AS
 WITH known AS (SELECT DISTINCT session_id AS sid FROM _sessions)
 SELECT
-    i.item_id, i.session_id, i.loop_id, i.loop_position, i.occurred_at, i.record_ids,
+    i.item_id, i.session_id, i.source_id, i.loop_id, i.loop_position, i.occurred_at,
+    i.record_ids,
     struct_update(
         i.semantic,
         delegation := CASE WHEN i.semantic.delegation IS NOT NULL THEN struct_update(

@@ -2,7 +2,7 @@
 -- (ordered by supporting source, then the position of the start record in it).
 CREATE OR REPLACE VIEW loops AS
 SELECT
-    l.loop_id, l.session_id,
+    l.loop_id, l.session_id, l.source_id,
     (row_number() OVER (
         PARTITION BY l.session_id ORDER BY r.source_id, r.source_position) - 1
     )::BIGINT AS session_position,
