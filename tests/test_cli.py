@@ -32,7 +32,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, done.stderr
     assert "20 indexed" in done.stdout and "skipped" in done.stdout
     assert "no adapter recognises" in done.stdout  # the generator's own files are skipped
-    assert "indexing sources" in done.stderr  # progress goes to stderr
+    assert "syncing sources" in done.stderr  # progress goes to stderr
     return dataset
 
 

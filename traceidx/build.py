@@ -1,13 +1,26 @@
-"""The build job: discover, ingest (in parallel), encode and publish a dataset generation.
+"""The build job: sync the dataset with the trace files, incrementally and atomically.
 
-Each candidate file is ingested independently (one process per core for larger runs); the
-results are encoded and published atomically under the dataset lock. A source that fails
-(I/O) is reported and the rest is still published; the exit status says so.
+Steps, under the dataset's exclusive lock:
+
+1. remove garbage a killed build left behind (staging folders, unpublished parts);
+2. discover candidates and decide, per source, what to do (traceidx.sync: unchanged sources
+   are not opened; every source already in the dataset is checked, even outside the paths
+   named this time, so the dataset stays in sync with everything it holds);
+3. ingest the changed sources in a process pool (one source per task; results in candidate
+   order, so a parallel build equals a serial one) and stage their Arrow rows;
+4. rewrite only the partitions that hold changed or removed sources, then swap the manifest.
+
+Nothing is visible before the swap: an error or a kill at any point leaves the previous
+generation intact, and the next build cleans up. A build that changes nothing publishes
+nothing. Settings that shape facts (text bound, record limit) are part of the dataset: a
+build with other settings re-projects every source.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -15,50 +28,66 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from traceidx.dataset import locked, publish
-from traceidx.discover import Candidate, default_roots, discover
-from traceidx.encode import encode
-from traceidx.ingest import Settings, SourceResult, ingest
+import pyarrow as pa
 
-Progress = Callable[[int, int, SourceResult], None]
+from traceidx.dataset import (
+    DatasetError,
+    Partition,
+    collect_garbage,
+    empty_manifest,
+    locked,
+    new_manifest,
+    read_manifest,
+    swap_manifest,
+)
+from traceidx.discover import default_roots, discover
+from traceidx.encode import IdGuard, check_part, encode_source
+from traceidx.ingest import Settings, ingest
+from traceidx.model import TABLES
+from traceidx.staging import Stage
+from traceidx.sync import Decision, decide, head_fingerprint, records_digest
+
+FAULT_VARIABLE = "TRACEIDX_FAULT"
+
+
+def fault_point(name: str) -> None:
+    """Crash-test hook: SIGKILL this process at the named point when the variable asks."""
+    if os.environ.get(FAULT_VARIABLE) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass(slots=True)
-class BuildReport:
-    """What a build did."""
+class SourceOutcome:
+    """What a build did with one source (small: the rows themselves go to the stage)."""
 
-    dataset: Path
-    generation: int
-    results: list[SourceResult] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-    def count(self, state: str) -> int:
-        return sum(1 for r in self.results if r.state == state)
-
-    @property
-    def exit_code(self) -> int:
-        """0 when every source was indexed or deliberately skipped, 1 when one failed."""
-        return 1 if self.count("failed") or self.problems else 0
-
-    def totals(self) -> dict[str, int]:
-        indexed = [r for r in self.results if r.state == "indexed" and r.projection]
-        return {
-            "sources": len(self.results),
-            "indexed": len(indexed),
-            "skipped": self.count("skipped"),
-            "failed": self.count("failed"),
-            "records": sum(len(r.records) for r in indexed),
-            "sessions": len({r.projection.session.session_id for r in indexed if r.projection}),
-            "loops": sum(len(r.projection.loops) for r in indexed if r.projection),
-            "items": sum(len(r.projection.items) for r in indexed if r.projection),
-            "bytes": sum(r.indexed_bytes for r in indexed),
-        }
-
-    def skip_reasons(self) -> Counter[str]:
-        return Counter(r.reason or "" for r in self.results if r.state == "skipped")
+    locator: str
+    action: str
+    state: str
+    reason: str | None = None
+    runtime: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    unknown_types: dict[str, int] = field(default_factory=dict)
+    entry: dict[str, Any] | None = None
+    partition: Partition | None = None
+    tables: dict[str, pa.Table] | None = None
 
 
-def _source_entry(result: SourceResult) -> dict[str, Any]:
+Progress = Callable[[int, int, SourceOutcome], None]
+
+
+def process(locator: str, action: str, settings: Settings) -> SourceOutcome:
+    """Ingest and encode one source (runs in a worker process)."""
+    fault_point("ingest")
+    result = ingest(locator, settings)
+    outcome = SourceOutcome(
+        locator,
+        action,
+        result.state,
+        result.reason,
+        result.runtime,
+        result.warnings,
+        dict(result.unknown_types),
+    )
     entry: dict[str, Any] = {
         "state": result.state,
         "runtime": result.runtime,
@@ -66,29 +95,118 @@ def _source_entry(result: SourceResult) -> dict[str, Any]:
         "mtime_ns": result.mtime_ns,
         "indexed_bytes": result.indexed_bytes,
         "tail_bytes": result.tail_bytes,
-        "records": len(result.records),
+        "compression": result.stream.compression,
     }
-    if result.reason:
-        entry["reason"] = result.reason
-    if result.malformed:
-        entry["malformed"] = result.malformed
-    if result.oversized:
-        entry["oversized"] = result.oversized
-    if result.unknown_types:
-        entry["unknown_types"] = result.unknown_types
-    return entry
+    for key, value in (
+        ("reason", result.reason),
+        ("malformed", result.malformed),
+        ("oversized", result.oversized),
+        ("joined", result.joined),
+        ("unknown_types", result.unknown_types),
+        ("warnings", result.warnings),
+        ("torn_bytes", result.stream.torn_bytes),
+    ):
+        if value:
+            entry[key] = value
+    if result.state != "failed":
+        with contextlib.suppress(OSError):  # vanished meanwhile: the next build re-reads it
+            entry["head"] = head_fingerprint(locator, result.size)
+    encoded = encode_source(result)
+    if encoded is not None and result.projection is not None:
+        outcome.partition, outcome.tables = encoded
+        entry.update(
+            session_id=result.projection.session.session_id,
+            partition=outcome.partition.key,
+            records=len(result.records),
+            loops=len(result.projection.loops),
+            items=len(result.projection.items),
+            digest=records_digest([r.fingerprint for r in result.records]),
+        )
+    outcome.entry = entry
+    return outcome
 
 
-def _ingest_all(
-    candidates: list[Candidate], settings: Settings, jobs: int
-) -> Iterator[SourceResult]:
-    locators = [c.locator for c in candidates]
-    if jobs <= 1 or len(locators) < 8:
-        for locator in locators:
-            yield ingest(locator, settings)
+@dataclass(slots=True)
+class BuildReport:
+    """What a build did, and what the dataset holds afterwards."""
+
+    dataset: Path
+    generation: int
+    changed: bool = False
+    outcomes: list[SourceOutcome] = field(default_factory=list)
+    actions: Counter[str] = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def results(self) -> list[SourceOutcome]:
+        return self.outcomes
+
+    def count(self, state: str) -> int:
+        return sum(1 for r in self.outcomes if r.state == state)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every source was indexed or deliberately skipped, 1 when one failed."""
+        return 1 if self.count("failed") or self.problems else 0
+
+    def totals(self) -> dict[str, int]:
+        """This run's work and the dataset's contents after it."""
+        live = [e for e in self.sources.values() if e.get("state") == "indexed"]
+        return {
+            "sources": len(self.outcomes),
+            "processed": sum(1 for r in self.outcomes if r.action not in ("unchanged", "missing")),
+            "unchanged": self.actions["unchanged"],
+            "indexed": self.count("indexed"),
+            "skipped": self.count("skipped"),
+            "failed": self.count("failed"),
+            "missing": sum(1 for e in live if e.get("missing")),
+            "dataset_sources": len(live),
+            "records": sum(int(e.get("records", 0)) for e in live),
+            "sessions": len({e["session_id"] for e in live if "session_id" in e}),
+            "loops": sum(int(e.get("loops", 0)) for e in live),
+            "items": sum(int(e.get("items", 0)) for e in live),
+            "bytes": sum(int(e.get("indexed_bytes", 0)) for e in live),
+        }
+
+    def skip_reasons(self) -> Counter[str]:
+        return Counter(r.reason or "" for r in self.outcomes if r.state == "skipped")
+
+
+def _settings_record(settings: Settings) -> dict[str, Any]:
+    return {
+        "text_limit": settings.text_limit,
+        "max_record_bytes": settings.max_record_bytes,
+        "fingerprint": "blake2b-128",
+        "token_estimator": "ascii4_unicode1_v1",
+    }
+
+
+def _run(decisions: list[Decision], settings: Settings, jobs: int) -> Iterator[SourceOutcome]:
+    work = [d for d in decisions if d.ingest]
+    if jobs <= 1 or len(work) < 8:
+        for d in work:
+            yield process(d.locator, d.action, settings)
         return
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(ingest, locators, [settings] * len(locators), chunksize=4)
+        yield from pool.map(
+            process,
+            [d.locator for d in work],
+            [d.action for d in work],
+            [settings] * len(work),
+            chunksize=max(1, min(16, len(work) // (jobs * 8))),
+        )
+
+
+def default_paths(settings: Settings) -> list[Path]:
+    """The existing default roots of the runtimes a build covers."""
+    return [
+        root
+        for name, roots in default_roots().items()
+        if settings.runtimes is None or name in settings.runtimes
+        for root in roots
+        if root.exists()
+    ]
 
 
 def build(
@@ -98,40 +216,196 @@ def build(
     settings: Settings | None = None,
     jobs: int | None = None,
     progress: Progress | None = None,
+    rebuild: bool = False,
 ) -> BuildReport:
-    """Build a new dataset generation from `paths` (or the default roots)."""
+    """Sync the dataset with `paths` (or the default roots) and publish what changed."""
     settings = settings or Settings()
-    if paths is None:
-        paths = [
-            root
-            for name, roots in default_roots().items()
-            if settings.runtimes is None or name in settings.runtimes
-            for root in roots
-            if root.exists()
-        ]
+    paths = default_paths(settings) if paths is None else paths
+    jobs = jobs or os.cpu_count() or 1
     with locked(dataset):
-        candidates, superseded, problems = discover(paths)
-        report = BuildReport(dataset, 0, problems=problems)
+        collect_garbage(dataset, read_manifest(dataset))
+        previous = read_manifest(dataset) or empty_manifest()
+        record = _settings_record(settings)
+        rebuild = rebuild or (previous["settings"] not in (None, record))
+        return _Sync(dataset, previous, settings, record, jobs, rebuild, progress).run(paths)
+
+
+class _Sync:
+    """One build's state."""
+
+    def __init__(
+        self,
+        dataset: Path,
+        previous: dict[str, Any],
+        settings: Settings,
+        record: dict[str, Any],
+        jobs: int,
+        rebuild: bool,
+        progress: Progress | None,
+    ) -> None:
+        self.dataset = dataset
+        self.previous = previous
+        self.known: dict[str, dict[str, Any]] = previous["sources"]
+        self.settings = settings
+        self.record = record
+        self.jobs = jobs
+        self.rebuild = rebuild
+        self.progress = progress
+        self.generation = int(previous["generation"]) + 1
+        self.report = BuildReport(dataset, int(previous["generation"]))
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.drop: dict[Partition, set[int]] = {}
+        self.stage = Stage(dataset, self.generation)
+
+    def _forget(self, entry: dict[str, Any] | None) -> None:
+        """The rows a stored source published must go."""
+        if entry and entry.get("state") == "indexed" and "partition" in entry:
+            source = entry.get("source_id")
+            part = Partition.from_key(entry["partition"])
+            self.drop.setdefault(part, set()).add(int(source) if source is not None else -1)
+
+    def run(self, paths: list[Path]) -> BuildReport:
+        report = self.report
+        candidates, superseded, report.problems = discover(paths)
         for old in superseded:
-            report.results.append(
-                SourceResult(old.locator, "skipped", reason=f"superseded by {old.by}: {old.why}")
+            outcome = SourceOutcome(
+                old.locator, "superseded", "skipped", f"superseded by {old.by}: {old.why}"
             )
-        for done, result in enumerate(
-            _ingest_all(candidates, settings, jobs or os.cpu_count() or 1), 1
-        ):
-            report.results.append(result)
-            if progress is not None:
-                progress(done, len(candidates), result)
-        manifest = publish(
-            dataset,
-            encode(report.results),
-            {r.locator: _source_entry(r) for r in report.results},
-            {
-                "text_limit": settings.text_limit,
-                "max_record_bytes": settings.max_record_bytes,
-                "fingerprint": "blake2b-128",
-                "token_estimator": "ascii4_unicode1_v1",
-            },
+            self._forget(self.known.get(old.locator))
+            report.outcomes.append(outcome)
+            report.actions["superseded"] += 1
+        gone = {s.locator for s in superseded}
+        locators = sorted(({c.locator for c in candidates} | set(self.known)) - gone)
+        decisions = [decide(loc, self.known.get(loc), self.rebuild) for loc in locators]
+        total = len(decisions)
+        done = 0
+        for d in decisions:
+            entry = self.known.get(d.locator)
+            if d.action == "unchanged" and entry is not None:
+                self.entries[d.locator] = {k: v for k, v in entry.items() if k != "missing"}
+            elif d.action == "missing" and entry is not None:
+                if entry.get("state") == "indexed":  # facts stay until pruned
+                    self.entries[d.locator] = {**entry, "missing": True}
+            else:
+                continue
+            report.actions[d.action] += 1
+            report.outcomes.append(
+                SourceOutcome(d.locator, d.action, str(entry["state"]), entry.get("reason"))
+            )
+            done += 1
+            if self.progress is not None:
+                self.progress(done, total, report.outcomes[-1])
+        guard = IdGuard()
+        kept_fingerprints: dict[str, list[str]] = {}
+        missing_sessions = {e.get("session_id") for e in self.entries.values() if e.get("missing")}
+        for outcome in _run(decisions, self.settings, self.jobs):
+            done += 1
+            self._forget(self.known.get(outcome.locator))
+            assert outcome.entry is not None
+            if outcome.tables is not None and outcome.partition is not None:
+                guard.check(outcome.tables)
+                outcome.entry["source_id"] = (
+                    outcome.tables["sources"].column("source_id")[0].as_py()
+                )
+                if outcome.entry.get("session_id") in missing_sessions:
+                    kept_fingerprints[outcome.locator] = (
+                        outcome.tables["records"].column("fingerprint").to_pylist()
+                    )
+                self.stage.add(outcome.partition, outcome.tables)
+                outcome.tables = None
+            self.entries[outcome.locator] = outcome.entry
+            report.actions[outcome.action] += 1
+            report.outcomes.append(outcome)
+            if self.progress is not None:
+                self.progress(done, total, outcome)
+        self._resolve_moves(kept_fingerprints)
+        report.sources = self.entries
+        changed = bool(self.drop or self.stage.partitions) or self._flags_changed()
+        if not changed:
+            self.stage.discard()
+            return report
+        self._publish()
+        report.changed = True
+        report.generation = self.generation
+        return report
+
+    def _flags_changed(self) -> bool:
+        return self.entries != self.known
+
+    def _resolve_moves(self, fingerprints: dict[str, list[str]]) -> None:
+        """Vanished sources whose facts a live file of this build now holds are dropped."""
+        for locator, entry in list(self.entries.items()):
+            if not entry.get("missing"):
+                continue
+            count = int(entry.get("records", 0))
+            for live, fps in fingerprints.items():
+                live_entry = self.entries[live]
+                if (
+                    live_entry.get("session_id") == entry.get("session_id")
+                    and len(fps) >= count
+                    and records_digest(fps[:count]) == entry.get("digest")
+                ):
+                    self._forget(entry)
+                    del self.entries[locator]
+                    self.report.actions["moved"] += 1
+                    self.report.outcomes.append(
+                        SourceOutcome(locator, "moved", "skipped", f"moved to {live}")
+                    )
+                    break
+
+    def _publish(self) -> None:
+        parts: dict[str, dict[str, str]] = {k: dict(v) for k, v in self.previous["parts"].items()}
+        affected = sorted(set(self.drop) | self.stage.partitions)
+        for partition in affected:
+            drop = pa.array(sorted(self.drop.get(partition, ())), pa.int64())
+            old = parts.pop(partition.key, {})
+            new: dict[str, str] = {}
+            for table in TABLES:
+                data = self.stage.assemble(partition, table, old.get(table), drop)
+                if data.num_rows:
+                    check_part(table, data)
+                    new[table] = self.stage.write(partition, table, data)
+                    fault_point("write")
+            if new:
+                parts[partition.key] = new
+        manifest = new_manifest(self.previous, self.generation, parts, self.entries, self.record)
+        fault_point("swap")
+        swap_manifest(self.dataset, manifest)
+        fault_point("collect")
+        self.stage.discard()
+        collect_garbage(self.dataset, manifest)
+
+
+@dataclass(slots=True)
+class PruneReport:
+    """Sources whose facts a prune removed (or would remove)."""
+
+    generation: int
+    removed: list[str] = field(default_factory=list)
+
+
+def prune(dataset: Path, *, dry_run: bool = False) -> PruneReport:
+    """Remove the facts of every source whose file no longer exists."""
+    with locked(dataset):
+        collect_garbage(dataset, read_manifest(dataset))
+        previous = read_manifest(dataset)
+        if previous is None:
+            raise DatasetError(f"{dataset}: no dataset here yet; run `traceidx build` first")
+        known: dict[str, dict[str, Any]] = previous["sources"]
+        gone = sorted(loc for loc in known if not os.path.lexists(loc))
+        report = PruneReport(int(previous["generation"]), gone)
+        if dry_run or not gone:
+            return report
+        stored = previous["settings"] or {}
+        defaults = Settings()
+        settings = Settings(
+            text_limit=int(stored.get("text_limit", defaults.text_limit)),
+            max_record_bytes=int(stored.get("max_record_bytes", defaults.max_record_bytes)),
         )
-        report.generation = manifest["generation"]
-    return report
+        sync = _Sync(dataset, previous, settings, stored, 1, False, None)
+        sync.entries = {k: v for k, v in known.items() if k not in gone}
+        for locator in gone:
+            sync._forget(known[locator])
+        sync._publish()
+        report.generation = sync.generation
+        return report

@@ -120,10 +120,17 @@ def cmd_build(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\rfailed: {result.locator}: {result.reason}\n")
         if tty or done == total or done % 500 == 0:
             end = "\n" if done == total else ""
-            sys.stderr.write(f"\rindexing sources {done}/{total}{end}")
+            sys.stderr.write(f"\rsyncing sources {done}/{total}{end}")
             sys.stderr.flush()
 
-    report = build(paths, args.dataset, settings=settings, jobs=args.jobs, progress=progress)
+    report = build(
+        paths,
+        args.dataset,
+        settings=settings,
+        jobs=args.jobs,
+        progress=progress,
+        rebuild=args.rebuild,
+    )
     for problem in report.problems:
         _err(f"{problem}; check the path")
     warnings = [w for r in report.results for w in r.warnings]
@@ -133,7 +140,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     summary = {
         "dataset": str(args.dataset),
         "generation": report.generation,
+        "published": report.changed,
         **totals,
+        "actions": dict(sorted(report.actions.items())),
         "skipped_reasons": dict(report.skip_reasons()),
         "failed_sources": {r.locator: r.reason for r in report.results if r.state == "failed"},
         "warnings": warnings,
@@ -151,10 +160,14 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def _print_build_summary(s: dict[str, Any]) -> None:
     w = sys.stdout.write
-    w(f"dataset {s['dataset']} generation {s['generation']}\n")
+    verb = "published generation" if s["published"] else "unchanged at generation"
+    w(f"dataset {s['dataset']}: {verb} {s['generation']}\n")
+    actions = ", ".join(f"{n} {a}" for a, n in s["actions"].items()) or "nothing to do"
+    w(f"this run: {actions}\n")
     w(
         f"sources: {s['indexed']} indexed, {s['skipped']} skipped, {s['failed']} failed "
-        f"({s['bytes'] / 1e6:.1f} MB of complete lines)\n"
+        f"this run; the dataset holds {s['dataset_sources']} "
+        f"({s['missing']} missing on disk, {s['bytes'] / 1e6:.1f} MB of complete lines)\n"
     )
     w(
         f"facts: {s['sessions']} sessions, {s['loops']} loops, {s['items']} items, "
@@ -176,12 +189,29 @@ def _manifest(dataset: Path) -> dict[str, Any]:
     return manifest
 
 
+def cmd_prune(args: argparse.Namespace) -> int:
+    from traceidx.build import prune
+
+    report = prune(args.dataset, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    if args.format == "table":
+        sys.stdout.write(
+            f"{verb} the facts of {len(report.removed)} vanished source"
+            f"{'s' if len(report.removed) != 1 else ''}; generation {report.generation}\n"
+        )
+        for locator in report.removed:
+            sys.stdout.write(f"  {locator}\n")
+    else:
+        print_rows(["removed"], [(loc,) for loc in report.removed], args.format)
+    return EXIT_OK
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     manifest = _manifest(args.dataset)
     states: Counter[tuple[str, str]] = Counter()
-    for locator, entry in manifest["sources"].items():
+    for entry in manifest["sources"].values():
         state = entry["state"]
-        if state == "indexed" and not Path(locator).exists():
+        if state == "indexed" and entry.get("missing"):
             state = "missing"
         states[(entry.get("runtime") or "-", state)] += 1
     rows = [(rt, st, n) for (rt, st), n in sorted(states.items())]
@@ -252,6 +282,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         raw = read_range(locator, start, end)
         if fingerprint(raw) != expected:
             verdict = "changed"
+    except FileNotFoundError:
+        verdict = "source missing (the file is gone; its facts stay until `traceidx prune`)"
     except OSError as exc:
         verdict = f"unreadable ({exc.strerror or exc})"
     info = {
@@ -275,7 +307,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 sys.stdout.write(f"{key}: {_cell(value)}\n")
         if info["content"] is not None:
             sys.stdout.write(f"content:\n{info['content']}\n")
-    return EXIT_OK if verdict == "verified" else EXIT_FAILED
+    return EXIT_OK if verdict == "verified" or verdict.startswith("source missing") else EXIT_FAILED
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -338,7 +370,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--runtime", action="append", choices=RUNTIMES, help="only this runtime")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
     p.add_argument("--text-limit", type=int, default=64 * 1024, help="published text bound")
+    p.add_argument("--rebuild", action="store_true", help="re-project every source from scratch")
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser(
+        "prune", parents=[common, fmt], help="remove the facts of sources whose files are gone"
+    )
+    p.add_argument("--dry-run", action="store_true", help="list what would be removed")
+    p.set_defaults(func=cmd_prune)
 
     p = sub.add_parser("status", parents=[common, fmt], help="dataset generation and sources")
     p.set_defaults(func=cmd_status)

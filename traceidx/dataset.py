@@ -1,17 +1,20 @@
-"""Publication: Arrow tables to partitioned Parquet plus an atomically replaced manifest.
+"""The dataset on disk: lock, manifest, partitions, and the atomic swap of generations.
 
 Layout::
 
     <dataset>/manifest.json
     <dataset>/<table>/runtime=<r>/month=<YYYY-MM>/part-<generation>-<bucket>.parquet
 
-A source's rows (its records, session, loops, items) all land in the partition of its
-session's creation month (``unknown`` when no time is known) and in bucket
-``session_id % BUCKETS``. New parts are written first under the new generation's names; the
-manifest is then written to a temporary file, fsynced and renamed over ``manifest.json``;
-only then are superseded parts removed. Readers take the file list from the manifest, so
-they see the old or the new generation, never a mix. A build holds an exclusive lock on
-``<dataset>/.lock`` for its whole run.
+A source's rows (its source row, records, session, loops, items) all land in the partition of
+its session's creation month (``unknown`` when no time is known) and in bucket
+``session_id % BUCKETS``: one file per table and partition. A build writes the parts it
+changes under the new generation's names, then writes the manifest to a temporary file,
+fsyncs it and renames it over ``manifest.json``; nothing before that rename is visible.
+Readers take the file list from the manifest, never from a glob, so they see the old or the
+new generation, never a mix. The previous generation's files stay on disk until the next
+publication, so a reader that opened the old manifest can finish its queries. Anything else
+(staging folders, parts of a build that died) is garbage that the next build removes.
+A build holds an exclusive lock on ``<dataset>/.lock`` for its whole run.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections import defaultdict
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,14 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from traceidx.model import TABLES
 
-FORMAT_VERSION = 1
-BUCKETS = 4
+FORMAT_VERSION = 2
+BUCKETS = 8
 MANIFEST = "manifest.json"
+STAGING_PREFIX = ".staging-"
 
 
 class DatasetLocked(RuntimeError):
@@ -54,7 +55,9 @@ def locked(dataset: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            raise DatasetLocked(f"{dataset} is being built by another process") from exc
+            raise DatasetLocked(
+                f"{dataset} is being built by another traceidx process; wait for it to finish"
+            ) from exc
         yield
     finally:
         os.close(fd)
@@ -72,18 +75,27 @@ def read_manifest(dataset: Path) -> dict[str, Any] | None:
     if data.get("format_version") != FORMAT_VERSION:
         raise DatasetError(
             f"{path}: dataset format {data.get('format_version')} is not {FORMAT_VERSION}; "
-            "build a new dataset"
+            "build into a new dataset directory (or delete this one) and rebuild"
         )
     return dict(data)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, order=True)
 class Partition:
     """Where one source's rows go."""
 
     runtime: str
     month: str
     bucket: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.runtime}/{self.month}/{self.bucket}"
+
+    @classmethod
+    def from_key(cls, key: str) -> Partition:
+        runtime, month, bucket = key.split("/")
+        return cls(runtime, month, int(bucket))
 
     def path(self, table: str, generation: int) -> str:
         return (
@@ -100,42 +112,45 @@ def partition_of(runtime: str, created_at_ms: int | None, session_id: int) -> Pa
     return Partition(runtime, month, session_id % BUCKETS)
 
 
-def publish(
-    dataset: Path,
-    tables: dict[Partition, dict[str, pa.Table]],
+def empty_manifest() -> dict[str, Any]:
+    """The state of a dataset that was never published."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "generation": 0,
+        "settings": None,
+        "parts": {},
+        "tables": {t: [] for t in TABLES},
+        "previous_tables": {t: [] for t in TABLES},
+        "sources": {},
+    }
+
+
+def new_manifest(
+    previous: dict[str, Any],
+    generation: int,
+    parts: dict[str, dict[str, str]],
     sources: dict[str, dict[str, Any]],
     settings: dict[str, Any],
 ) -> dict[str, Any]:
-    """Write a new generation and swap the manifest in; returns the new manifest."""
-    previous = read_manifest(dataset)
-    generation = (previous["generation"] + 1) if previous else 1
-    files: dict[str, list[str]] = defaultdict(list)
-    for partition in sorted(tables, key=lambda p: (p.runtime, p.month, p.bucket)):
-        for table, data in tables[partition].items():
-            if data.num_rows == 0:
-                continue
-            relative = partition.path(table, generation)
-            target = dataset / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            pq.write_table(data, target, compression="zstd", write_statistics=True)
-            files[table].append(relative)
-    manifest = {
+    """The manifest of a new generation (`parts`: partition key -> table -> live file)."""
+    tables = {t: sorted(p[t] for p in parts.values() if t in p) for t in TABLES}
+    return {
         "format_version": FORMAT_VERSION,
         "generation": generation,
         "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "settings": settings,
-        "tables": {t: files.get(t, []) for t in TABLES},
-        "sources": sources,
+        "parts": {k: parts[k] for k in sorted(parts)},
+        "tables": tables,
+        "previous_tables": previous["tables"],
+        "sources": {k: sources[k] for k in sorted(sources)},
     }
-    _swap_manifest(dataset, manifest)
-    _remove_superseded(dataset, previous, manifest)
-    return manifest
 
 
-def _swap_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
+def swap_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
+    """Make `manifest` current with one atomic rename (after fsync of the file)."""
     tmp = dataset / f".{MANIFEST}.tmp"
     with open(tmp, "w", encoding="utf-8") as out:
-        json.dump(manifest, out, indent=1, sort_keys=True)
+        json.dump(manifest, out, indent=1, sort_keys=True, ensure_ascii=False)
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, dataset / MANIFEST)
@@ -146,14 +161,26 @@ def _swap_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
         os.close(dir_fd)
 
 
-def _remove_superseded(
-    dataset: Path, previous: dict[str, Any] | None, manifest: dict[str, Any]
-) -> None:
-    live = {f for fs in manifest["tables"].values() for f in fs}
+def collect_garbage(dataset: Path, manifest: dict[str, Any] | None) -> int:
+    """Remove staging folders and parts neither live nor previous; returns files removed."""
+    keep: set[str] = set()
+    if manifest is not None:
+        for key in ("tables", "previous_tables"):
+            keep.update(f for files in manifest.get(key, {}).values() for f in files)
+    removed = 0
+    for entry in dataset.glob(f"{STAGING_PREFIX}*"):
+        shutil.rmtree(entry, ignore_errors=True)
+        removed += 1
+    (dataset / f".{MANIFEST}.tmp").unlink(missing_ok=True)
     for table in TABLES:
         root = dataset / table
         if not root.is_dir():
             continue
         for part in root.rglob("*.parquet"):
-            if str(part.relative_to(dataset)) not in live:
+            if str(part.relative_to(dataset)) not in keep:
                 part.unlink(missing_ok=True)
+                removed += 1
+        for folder in sorted(root.rglob("*"), reverse=True):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+    return removed

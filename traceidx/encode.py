@@ -1,19 +1,19 @@
-"""Encoding: ingested sources to Arrow tables grouped by dataset partition.
+"""Encoding: one ingested source to Arrow tables, and the id-uniqueness guard of a build.
 
-Rows are ordered deterministically (sources by locator, then records by position, loops by
-session position, items by emission order), so the same input encodes to the same tables.
+Rows are ordered deterministically (records by position, loops by session position, items by
+emission order), so the same input encodes to the same tables. Encoding runs in the worker
+that ingested the source; only Arrow tables cross the process boundary.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from traceidx.dataset import Partition, partition_of
 from traceidx.ingest import SourceResult
-from traceidx.model import TABLES
 from traceidx.schema import to_table
 
 
@@ -21,7 +21,7 @@ class IdCollision(RuntimeError):
     """Two different facts received the same id: publishing would merge them."""
 
 
-_ID_FIELDS = {
+ID_COLUMNS = {
     "sources": "source_id",
     "records": "record_id",
     "loops": "loop_id",
@@ -29,36 +29,50 @@ _ID_FIELDS = {
 }
 
 
-def _check_unique(table: str, objs: list[Any], seen: set[int]) -> None:
-    field = _ID_FIELDS.get(table)
-    if field is None:
-        return
-    for obj in objs:
-        value = getattr(obj, field)
-        if value in seen:
-            raise IdCollision(f"{table}: id {value} would name two facts; nothing was published")
-        seen.add(value)
-
-
-def encode(results: list[SourceResult]) -> dict[Partition, dict[str, pa.Table]]:
-    """Arrow tables per partition for every indexed source (raises IdCollision on a clash)."""
-    seen: dict[str, set[int]] = defaultdict(set)
-    grouped: dict[Partition, dict[str, list[Any]]] = defaultdict(lambda: {t: [] for t in TABLES})
-    for result in sorted(results, key=lambda r: r.locator):
-        if result.state != "indexed" or result.projection is None or result.source is None:
-            continue
-        session = result.projection.session
-        part = partition_of(session.runtime, session.created_at, session.session_id)
-        rows = grouped[part]
-        rows["sources"].append(result.source)
-        rows["records"].extend(result.records)
-        rows["sessions"].append(session)
-        rows["loops"].extend(result.projection.loops)
-        rows["items"].extend(result.projection.items)
-    for tables in grouped.values():
-        for table, objs in tables.items():
-            _check_unique(table, objs, seen[table])
-    return {
-        part: {table: to_table(table, objs) for table, objs in tables.items()}
-        for part, tables in grouped.items()
+def encode_source(result: SourceResult) -> tuple[Partition, dict[str, pa.Table]] | None:
+    """The partition and the Arrow tables of an indexed source (None otherwise)."""
+    if result.state != "indexed" or result.projection is None or result.source is None:
+        return None
+    session = result.projection.session
+    partition = partition_of(session.runtime, session.created_at, session.session_id)
+    return partition, {
+        "sources": to_table("sources", [result.source]),
+        "records": to_table("records", result.records),
+        "sessions": to_table("sessions", [session]),
+        "loops": to_table("loops", result.projection.loops),
+        "items": to_table("items", result.projection.items),
     }
+
+
+class IdGuard:
+    """Refuses a build in which two facts of one table share an id.
+
+    It sees every row a build publishes anew, and the kept rows of every part it rewrites;
+    rows in parts a build does not touch were checked when they were published.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, set[int]] = defaultdict(set)
+
+    def check(self, tables: dict[str, pa.Table]) -> None:
+        for table, column in ID_COLUMNS.items():
+            data = tables.get(table)
+            if data is None or data.num_rows == 0:
+                continue
+            values = data.column(column)
+            if pc.count_distinct(values).as_py() != len(values):
+                raise IdCollision(f"{table}: an id names two facts; nothing was published")
+            seen = self._seen[table]
+            fresh = values.to_pylist()
+            if not seen.isdisjoint(fresh):
+                raise IdCollision(f"{table}: an id names two facts; nothing was published")
+            seen.update(fresh)
+
+
+def check_part(table: str, data: pa.Table) -> None:
+    """Ids are unique within one assembled part."""
+    column = ID_COLUMNS.get(table)
+    if column is None or data.num_rows == 0:
+        return
+    if pc.count_distinct(data.column(column)).as_py() != data.num_rows:
+        raise IdCollision(f"{table}: an id names two facts; nothing was published")

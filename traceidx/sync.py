@@ -1,0 +1,88 @@
+"""Sync decisions: what a build does with each source, from its stored state and a stat.
+
+The rules (after the Source/Record change rules of the contract):
+
+* **unchanged** — the stored entry has the file's current size and mtime (ns) and its last
+  build did not fail: the file is not opened; its published facts stay as they are.
+* **new / appended / rewritten / retried** — anything else is re-projected from its first
+  byte, and the source's previous rows are replaced as a whole. Ids are functions of the
+  evidence, so lines that did not change keep their ids. The label only reports what
+  happened: *appended* when the file grew and still starts with the bytes it started with
+  (the first 64 KiB, or all of it if shorter, hashed as ``head``); *rewritten* when it
+  shrank or its start changed; *retried* when the last build could not read it. An
+  unterminated last line is never a Record: it waits for its newline.
+* **missing** — a source in the dataset whose file is gone keeps its facts (runtimes delete
+  old transcripts; the dataset is the user's history) and is marked ``missing`` until
+  ``traceidx prune`` removes it, unless it **moved**: a file that vanished is superseded by a
+  file of this build that supports the same Session and whose first records have exactly the
+  vanished file's record fingerprints (Codex moving a rollout into ``archived_sessions``, a
+  user moving a folder). Then only the live file's facts remain.
+* **superseded** — discovery reports files whose facts another file holds (older dsh log
+  generations, a compressed copy beside a plain rollout); if such a file was in the dataset,
+  its facts are removed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from hashlib import blake2b
+from typing import Any, Literal
+
+HEAD_BYTES = 64 * 1024
+
+Action = Literal["unchanged", "new", "appended", "rewritten", "retried", "missing", "unreadable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do with one locator."""
+
+    locator: str
+    action: Action
+    detail: str | None = None
+
+    @property
+    def ingest(self) -> bool:
+        return self.action in ("new", "appended", "rewritten", "retried", "unreadable")
+
+
+def head_fingerprint(locator: str, size: int | None = None) -> str:
+    """BLAKE2b-128 of the file's first HEAD_BYTES bytes (or of its first `size` bytes)."""
+    with open(locator, "rb") as stream:
+        data = stream.read(min(HEAD_BYTES, size) if size is not None else HEAD_BYTES)
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+def records_digest(fingerprints: list[str]) -> str:
+    """A digest of a source's ordered record fingerprints (used to recognise moved files)."""
+    hasher = blake2b(digest_size=16)
+    for fp in fingerprints:
+        hasher.update(fp.encode("ascii"))
+    return hasher.hexdigest()
+
+
+def decide(locator: str, entry: dict[str, Any] | None, rebuild: bool) -> Decision:
+    """The action for one locator given its stored manifest entry."""
+    try:
+        stat = os.stat(locator)
+    except FileNotFoundError:
+        return Decision(locator, "missing")
+    except OSError as exc:
+        return Decision(locator, "unreadable", exc.strerror or str(exc))
+    if entry is None or rebuild:
+        return Decision(locator, "new")
+    if entry.get("state") == "failed":
+        return Decision(locator, "retried")
+    if entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
+        return Decision(locator, "unchanged")
+    old_size = int(entry.get("size") or 0)
+    if stat.st_size < old_size:
+        return Decision(locator, "rewritten", "the file shrank")
+    try:
+        same_head = head_fingerprint(locator, old_size) == entry.get("head")
+    except OSError as exc:
+        return Decision(locator, "unreadable", exc.strerror or str(exc))
+    if same_head:
+        return Decision(locator, "appended")
+    return Decision(locator, "rewritten", "its first bytes changed")
