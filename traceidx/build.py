@@ -68,6 +68,7 @@ class SourceOutcome:
     warnings: list[str] = field(default_factory=list)
     unknown_types: dict[str, int] = field(default_factory=dict)
     entry: dict[str, Any] | None = None
+    vanished: bool = False
     partition: Partition | None = None
     tables: dict[str, pa.Table] | None = None
 
@@ -88,6 +89,9 @@ def process(locator: str, action: str, settings: Settings) -> SourceOutcome:
         result.warnings,
         dict(result.unknown_types),
     )
+    if result.vanished:
+        outcome.action, outcome.state, outcome.vanished = "missing", "skipped", True
+        return outcome
     entry: dict[str, Any] = {
         "state": result.state,
         "runtime": result.runtime,
@@ -300,7 +304,17 @@ class _Sync:
         missing_sessions = {e.get("session_id") for e in self.entries.values() if e.get("missing")}
         for outcome in _run(decisions, self.settings, self.jobs):
             done += 1
-            self._forget(self.known.get(outcome.locator))
+            report.actions[outcome.action] += 1
+            report.outcomes.append(outcome)
+            if self.progress is not None:
+                self.progress(done, total, outcome)
+            stored = self.known.get(outcome.locator)
+            if outcome.vanished:  # between discovery and reading: as if it were missing
+                if stored is not None and stored.get("state") == "indexed":
+                    self.entries[outcome.locator] = {**stored, "missing": True}
+                    outcome.state = "indexed"
+                continue
+            self._forget(stored)
             assert outcome.entry is not None
             if outcome.tables is not None and outcome.partition is not None:
                 guard.check(outcome.tables)
@@ -314,10 +328,6 @@ class _Sync:
                 self.stage.add(outcome.partition, outcome.tables)
                 outcome.tables = None
             self.entries[outcome.locator] = outcome.entry
-            report.actions[outcome.action] += 1
-            report.outcomes.append(outcome)
-            if self.progress is not None:
-                self.progress(done, total, outcome)
         self._resolve_moves(kept_fingerprints)
         report.sources = self.entries
         changed = bool(self.drop or self.stage.partitions) or self._flags_changed()

@@ -27,6 +27,8 @@ from traceidx.text import DEFAULT_TEXT_LIMIT
 State = Literal["indexed", "skipped", "failed"]
 _DECODE = msgspec.json.Decoder()
 _NO_FACTS = RecordFacts(None, None)
+#: damaged lines reported one by one per source (all are counted in the manifest)
+MAX_LINE_WARNINGS = 5
 
 
 @dataclass(slots=True)
@@ -43,6 +45,7 @@ class SourceResult:
     tail_bytes: int = 0
     stream: StreamStats = field(default_factory=StreamStats)
     warnings: list[str] = field(default_factory=list)
+    vanished: bool = False
     malformed: int = 0
     joined: int = 0
     oversized: int = 0
@@ -138,6 +141,11 @@ class _Run:
             self.record(line, obj, status)
         self.head = []
 
+    def note(self, line: FramedLine, what: str) -> None:
+        """Report a damaged line (the first few per source; the rest are counted)."""
+        if self.result.malformed + self.result.oversized <= MAX_LINE_WARNINGS:
+            self.result.warnings.append(f"{self.result.locator}:{line.position + 1}: line {what}")
+
     def record(self, line: FramedLine, obj: Any, status: str) -> None:
         facts = _NO_FACTS
         if status == "ok" and self.adapter is not None:
@@ -153,8 +161,14 @@ class _Run:
                 )
         elif status == "malformed":
             self.result.malformed += 1
+            self.note(line, "is not valid JSON; kept as a malformed record")
         elif status == "oversized":
             self.result.oversized += 1
+            self.note(
+                line,
+                f"is longer than the record limit ({self.settings.max_record_bytes} bytes); "
+                "kept as an oversized record without facts (raise --max-record-bytes to parse it)",
+            )
         if self.adapter is None:
             return
         self.result.records.append(
@@ -185,8 +199,11 @@ def ingest(locator: str, settings: Settings) -> SourceResult:
                     run.line(line)
         if run.undecided:
             run.decide()
+    except FileNotFoundError:
+        result.reason, result.vanished, result.records = "vanished during the build", True, []
+        return result
     except OSError as exc:
-        result.reason = f"cannot read: {exc.strerror or exc}"
+        result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
         result.records = []
         return result
     result.tail_bytes = framer.tail_bytes

@@ -1,0 +1,212 @@
+"""Incremental sync: only what changed is re-read and rewritten, and the result equals a fresh build."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import corpus_path
+from traceidx.build import build, prune
+from traceidx.dataset import read_manifest
+from traceidx.ingest import Settings
+from traceidx.query import connect
+
+
+def _copy(tmp_path: Path, *parts: str) -> Path:
+    target = tmp_path / "traces" / parts[-1]
+    shutil.copytree(corpus_path(*parts), target)
+    return target
+
+
+def _facts(dataset: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every published row, in a canonical order (layout-independent)."""
+    manifest = read_manifest(dataset)
+    assert manifest is not None
+    out = {}
+    for table, files in manifest["tables"].items():
+        rows = [row for f in files for row in pq.read_table(dataset / f).to_pylist()]
+        out[table] = sorted(repr(sorted(r.items())) for r in rows)
+    return out  # type: ignore[return-value]
+
+
+def _parts(dataset: Path) -> dict[str, bytes]:
+    manifest = read_manifest(dataset)
+    assert manifest is not None
+    return {f: (dataset / f).read_bytes() for fs in manifest["tables"].values() for f in fs}
+
+
+def _main_transcripts(root: Path) -> list[Path]:
+    """Main session transcripts (not subagent files, not the generator's own logs)."""
+    return sorted(
+        p for p in root.rglob("*.jsonl") if "subagents" not in p.parts and "_gen" not in p.parts
+    )
+
+
+def test_a_noop_rebuild_reads_nothing_and_publishes_nothing(tmp_path: Path) -> None:
+    traces = _copy(tmp_path, "generated", "claude", "s1-fjord")
+    dataset = tmp_path / "ds"
+    first = build([traces], dataset, jobs=1)
+    parts = _parts(dataset)
+    second = build([traces], dataset, jobs=1)
+    assert not second.changed and second.generation == first.generation
+    assert second.actions["unchanged"] == len(first.outcomes)
+    assert set(second.actions) == {"unchanged"}
+    assert _parts(dataset) == parts
+
+
+def test_appending_rewrites_only_the_partition_of_that_session(tmp_path: Path) -> None:
+    traces = tmp_path / "traces"
+    for name in ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon"):
+        shutil.copytree(corpus_path("generated", "claude", name), traces / name)
+    dataset = tmp_path / "ds"
+    build([traces], dataset, jobs=1)
+    before = _parts(dataset)
+    target = _main_transcripts(traces / "s1-vega")[0]
+    lines = target.read_bytes().splitlines(keepends=True)
+    head, tail = b"".join(lines[:-3]), b"".join(lines[-3:])
+    # start from a shorter file, then append its real last lines
+    target.write_bytes(head)
+    build([traces], dataset, jobs=1)
+    before = _parts(dataset)
+    with open(target, "ab") as out:
+        out.write(tail)
+    report = build([traces], dataset, jobs=1)
+    assert report.changed and report.actions["appended"] == 1
+    after = _parts(dataset)
+    manifest = read_manifest(dataset)
+    assert manifest is not None
+    entry = manifest["sources"][str(target.resolve())]
+    rewritten = {f for f in after if f not in before}
+    assert rewritten and all(f"/month={entry['partition'].split('/')[1]}/" in f for f in rewritten)
+    assert all(f.endswith(f"-{entry['partition'].split('/')[2]}.parquet") for f in rewritten)
+    untouched = set(after) - rewritten
+    assert untouched and all(after[f] == before[f] for f in untouched)
+    fresh = tmp_path / "fresh"
+    build([traces], fresh, jobs=1)
+    assert _facts(dataset) == _facts(fresh)
+
+
+def test_an_unterminated_tail_waits_for_its_newline(tmp_path: Path) -> None:
+    traces = _copy(tmp_path, "generated", "claude", "s1-aurora")
+    target = _main_transcripts(traces)[0]
+    data = target.read_bytes()
+    last_start = data.rstrip(b"\n").rfind(b"\n") + 1
+    target.write_bytes(data[: last_start + 10])  # half of the last line
+    dataset = tmp_path / "ds"
+    build([traces], dataset, jobs=1)
+    con = connect(dataset)
+    lines = data.count(b"\n")
+    assert con.execute("SELECT count(*) FROM records").fetchall()[0][0] == lines - 1
+    target.write_bytes(data)
+    build([traces], dataset, jobs=1)
+    con = connect(dataset)
+    assert con.execute("SELECT count(*) FROM records").fetchall()[0][0] == lines
+
+
+def test_a_rewritten_file_is_reprojected_from_scratch(tmp_path: Path) -> None:
+    traces = _copy(tmp_path, "generated", "claude", "s1-fjord")
+    dataset = tmp_path / "ds"
+    build([traces], dataset, jobs=1)
+    target = _main_transcripts(traces)[0]
+    lines = target.read_bytes().splitlines(keepends=True)
+    target.write_bytes(b"".join(lines[: len(lines) // 2]))  # truncated
+    report = build([traces], dataset, jobs=1)
+    assert report.actions["rewritten"] == 1
+    fresh = tmp_path / "fresh"
+    build([traces], fresh, jobs=1)
+    assert _facts(dataset) == _facts(fresh)
+
+
+def test_a_vanished_source_keeps_its_facts_until_pruned(tmp_path: Path) -> None:
+    traces = _copy(tmp_path, "generated", "claude", "s1-vega")
+    dataset = tmp_path / "ds"
+    build([traces], dataset, jobs=1)
+    facts = _facts(dataset)
+    target = _main_transcripts(traces)[0]
+    target.unlink()
+    report = build([traces], dataset, jobs=1)
+    assert report.actions["missing"] == 1 and report.exit_code == 0
+    assert _facts(dataset) == facts
+    manifest = read_manifest(dataset)
+    assert manifest and manifest["sources"][str(target)]["missing"] is True
+    assert prune(dataset, dry_run=True).removed == [str(target)]
+    assert _facts(dataset) == facts
+    pruned = prune(dataset)
+    assert pruned.removed == [str(target)]
+    con = connect(dataset)
+    assert con.execute("SELECT count(*) FROM sources").fetchall()[0][0] == 0
+    assert con.execute("SELECT count(*) FROM items").fetchall()[0][0] == 0
+
+
+def test_a_moved_source_is_not_counted_twice(tmp_path: Path) -> None:
+    traces = _copy(tmp_path, "generated", "claude", "s1-aurora")
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    dataset = tmp_path / "ds"
+    build([traces, archive], dataset, jobs=1)
+    facts = _facts(dataset)
+    items = len(facts["items"])
+    target = _main_transcripts(traces)[0]
+    moved = archive / target.name
+    target.rename(moved)
+    report = build([traces, archive], dataset, jobs=1)
+    assert report.actions["moved"] == 1
+    con = connect(dataset)
+    assert con.execute("SELECT count(*) FROM items").fetchall()[0][0] == items
+    assert con.execute("SELECT list(locator) FROM sources").fetchall()[0][0] == [str(moved)]
+
+
+def test_an_older_log_generation_is_superseded(tmp_path: Path) -> None:
+    source = _main_transcripts(corpus_path("generated", "claude", "s1-aurora"))[0]
+    folder = tmp_path / "sessions" / "p" / "s"
+    folder.mkdir(parents=True)
+    shutil.copy(source, folder / "session.jsonl")
+    dataset = tmp_path / "ds"
+    build([tmp_path / "sessions"], dataset, jobs=1)
+    shutil.copy(source, folder / "session.v1.jsonl")
+    report = build([tmp_path / "sessions"], dataset, jobs=1)
+    assert report.actions["superseded"] == 1
+    con = connect(dataset)
+    locators = con.execute("SELECT list(locator) FROM sources").fetchall()[0][0]
+    assert locators == [str(folder / "session.v1.jsonl")]
+
+
+def test_links_stay_resolved_when_only_the_child_changes(tmp_path: Path) -> None:
+    traces = _copy(tmp_path, "generated", "claude", "s1-fjord")
+    dataset = tmp_path / "ds"
+    build([traces], dataset, jobs=1)
+    linked = (
+        "SELECT count(*) FROM items WHERE semantic.delegation.child_session_id IS NOT NULL "
+        "OR semantic.subagent_report.source_session_id IS NOT NULL"
+    )
+    before = connect(dataset).execute(linked).fetchall()[0][0]
+    assert before > 0
+    child = next(p for p in sorted(traces.rglob("*.jsonl")) if "subagents" in p.parts)
+    os.utime(child, ns=(1, 1))  # touched: re-read, same facts
+    report = build([traces], dataset, jobs=1)
+    assert report.changed and report.actions["appended"] == 1
+    assert connect(dataset).execute(linked).fetchall()[0][0] == before
+
+
+def test_other_settings_reproject_everything(tmp_path: Path) -> None:
+    traces = _copy(tmp_path, "generated", "claude", "s1-aurora")
+    dataset = tmp_path / "ds"
+    build([traces], dataset, jobs=1)
+    report = build([traces], dataset, jobs=1, settings=Settings(text_limit=100))
+    assert report.actions["new"] == len(report.outcomes)
+    longest = "SELECT max(strlen(i.semantic.tool_output.text.value)) FROM items AS i"
+    assert connect(dataset).execute(longest).fetchall()[0][0] <= 100
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_parallel_and_serial_builds_agree(tmp_path: Path, jobs: int) -> None:
+    traces = corpus_path("generated", "claude")
+    serial, other = tmp_path / "serial", tmp_path / f"jobs{jobs}"
+    build([traces], serial, jobs=1)
+    build([traces], other, jobs=jobs)
+    assert _parts(serial) == _parts(other)
