@@ -1,4 +1,4 @@
-"""Incremental sync: only what changed is re-read and rewritten, and the result equals a fresh build."""
+"""Incremental sync: only changed sources are re-read and rewritten, as a fresh build would."""
 
 from __future__ import annotations
 
