@@ -1,0 +1,131 @@
+"""Bad input loses nothing: every problem is reported with its file (and line), good facts stay."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import traceidx.ingest as ingest_module
+from tests.conftest import corpus_path
+from traceidx.build import build
+from traceidx.query import connect
+
+
+def _transcript() -> Path:
+    folder = corpus_path("generated", "claude", "s1-aurora", "projects")
+    return next(p for p in sorted(folder.rglob("*.jsonl")) if "subagents" not in p.parts)
+
+
+def _cli_build(dataset: Path, *paths: Path) -> tuple[int, dict[str, Any], str]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "traceidx.cli",
+            "build",
+            "--format",
+            "json",
+            "--jobs",
+            "1",
+            "--dataset",
+            str(dataset),
+            *map(str, paths),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> Path:
+    target = tmp_path / "traces" / "good.jsonl"
+    target.parent.mkdir()
+    shutil.copy(_transcript(), target)
+    return target
+
+
+def _items(dataset: Path) -> int:
+    return int(connect(dataset).execute("SELECT count(*) FROM items").fetchall()[0][0])
+
+
+def test_junk_empty_and_foreign_files_are_skipped_with_reasons(tmp_path: Path, good: Path) -> None:
+    folder = good.parent
+    (folder / "junk.jsonl").write_bytes(os.urandom(4096) + b"\n")
+    (folder / "empty.jsonl").write_bytes(b"")
+    (folder / "partial.jsonl").write_bytes(b'{"type": "user"')
+    (folder / "other.jsonl").write_text('{"hello": "world"}\n')
+    code, summary, _ = _cli_build(tmp_path / "ds", folder)
+    assert code == 0 and summary["indexed"] == 1 and summary["skipped"] == 4
+    reasons = " | ".join(summary["skipped_reasons"])
+    assert "no complete line" in reasons and "no adapter recognises" in reasons
+    assert _items(tmp_path / "ds") > 10
+
+
+def test_damaged_lines_are_records_and_reported_by_line(tmp_path: Path, good: Path) -> None:
+    lines = good.read_bytes().splitlines(keepends=True)
+    lines.insert(3, b'{"type": "user", "message": \xff\xfe broken}\n')  # invalid UTF-8, not JSON
+    big = {"type": "assistant", "padding": "x" * (50 * 1024 * 1024)}
+    lines.insert(6, json.dumps(big).encode() + b"\n")  # a 50 MB line
+    lines.insert(8, b'{"type": "some-future-record", "sessionId": "x"}\n')
+    good.write_bytes(b"".join(lines))
+    code, summary, stderr = _cli_build(tmp_path / "ds", good)
+    assert code == 0, stderr
+    assert f"{good}:4: line is not valid JSON" in stderr
+    assert f"{good}:7: line is longer than the record limit" in stderr
+    assert summary["unknown_record_types"] == {"some-future-record": 1}
+    con = connect(tmp_path / "ds")
+    statuses = dict(con.execute("SELECT parse_status, count(*) FROM records GROUP BY 1").fetchall())
+    assert statuses["malformed"] == 1 and statuses["oversized"] == 1
+    assert statuses["ok"] == len(lines) - 2
+    assert _items(tmp_path / "ds") > 10
+
+
+def test_an_unreadable_file_fails_alone(
+    tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    locked = good.parent / "locked.jsonl"
+    shutil.copy(good, locked)
+    real_open = open
+
+    def guarded(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(ingest_module, "open", guarded, raising=False)
+    report = build([good.parent], tmp_path / "ds", jobs=1)
+    assert report.exit_code == 1
+    failed = [r for r in report.results if r.state == "failed"]
+    assert [r.locator for r in failed] == [str(locked)]
+    assert failed[0].reason == "cannot read: Permission denied; check its permissions"
+    assert _items(tmp_path / "ds") > 10  # the good file is published
+    monkeypatch.undo()
+    again = build([good.parent], tmp_path / "ds", jobs=1)  # readable again: retried
+    assert again.exit_code == 0 and again.actions["retried"] == 1
+
+
+def test_a_file_vanishing_mid_build_is_not_a_failure(
+    tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doomed = good.parent / "doomed.jsonl"
+    shutil.copy(good, doomed)
+    real_ingest = ingest_module.ingest
+
+    def vanish_first(locator: str, settings: Any) -> Any:
+        if locator == str(doomed):
+            doomed.unlink()
+        return real_ingest(locator, settings)
+
+    monkeypatch.setattr("traceidx.build.ingest", vanish_first)
+    report = build([good.parent], tmp_path / "ds", jobs=1)
+    assert report.exit_code == 0 and report.actions["missing"] == 1
+    assert report.totals()["dataset_sources"] == 1
