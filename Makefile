@@ -30,7 +30,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_build.py --sessions 400
+	$(BIN)/python benchmarks/run.py --megabytes 1000 --real-copies 40 --ccusage
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

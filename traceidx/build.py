@@ -41,7 +41,7 @@ from traceidx.dataset import (
     swap_manifest,
 )
 from traceidx.discover import default_roots, discover
-from traceidx.encode import IdGuard, check_part, encode_source
+from traceidx.encode import IdGuard, check_part, encode_rows, source_rows
 from traceidx.ingest import Settings, ingest
 from traceidx.model import TABLES
 from traceidx.staging import Stage
@@ -70,14 +70,21 @@ class SourceOutcome:
     entry: dict[str, Any] | None = None
     vanished: bool = False
     partition: Partition | None = None
-    tables: dict[str, pa.Table] | None = None
+    rows: dict[str, list[Any]] | None = None
+    prefix_digests: dict[int, str] = field(default_factory=dict)
 
 
 Progress = Callable[[int, int, SourceOutcome], None]
 
 
-def process(locator: str, action: str, settings: Settings) -> SourceOutcome:
-    """Ingest and encode one source (runs in a worker process)."""
+def process(
+    locator: str, action: str, settings: Settings, missing: dict[int, list[int]] | None = None
+) -> SourceOutcome:
+    """Ingest and encode one source (runs in a worker process).
+
+    `missing` maps the sessions of vanished sources to their record counts: for a source of
+    such a session, the digests of its first records are computed for move detection.
+    """
     fault_point("ingest")
     result = ingest(locator, settings)
     outcome = SourceOutcome(
@@ -115,19 +122,61 @@ def process(locator: str, action: str, settings: Settings) -> SourceOutcome:
     if result.state != "failed":
         with contextlib.suppress(OSError):  # vanished meanwhile: the next build re-reads it
             entry["head"] = head_fingerprint(locator, result.size)
-    encoded = encode_source(result)
+    encoded = source_rows(result)
     if encoded is not None and result.projection is not None:
-        outcome.partition, outcome.tables = encoded
+        outcome.partition, outcome.rows = encoded
+        session_id = result.projection.session.session_id
+        fingerprints = [r.fingerprint for r in result.records]
         entry.update(
-            session_id=result.projection.session.session_id,
+            source_id=result.projection.session.source_ids[0],
+            session_id=session_id,
             partition=outcome.partition.key,
             records=len(result.records),
             loops=len(result.projection.loops),
             items=len(result.projection.items),
-            digest=records_digest([r.fingerprint for r in result.records]),
+            digest=records_digest(fingerprints),
         )
+        for count in (missing or {}).get(session_id, []):
+            if count <= len(fingerprints):
+                outcome.prefix_digests[count] = records_digest(fingerprints[:count])
     outcome.entry = entry
     return outcome
+
+
+@dataclass(slots=True)
+class Batch:
+    """The outcomes of a batch of sources and their rows, as Arrow IPC streams by partition."""
+
+    outcomes: list[SourceOutcome]
+    tables: dict[str, dict[str, bytes]]
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def process_batch(
+    work: list[tuple[str, str]], settings: Settings, missing: dict[int, list[int]]
+) -> Batch:
+    """Ingest a batch of sources; their rows are concatenated per partition and table."""
+    outcomes = []
+    pieces: dict[str, dict[str, list[Any]]] = {}
+    for locator, action in work:
+        outcome = process(locator, action, settings, missing)
+        if outcome.rows is not None and outcome.partition is not None:
+            into = pieces.setdefault(outcome.partition.key, {})
+            for table, objs in outcome.rows.items():
+                into.setdefault(table, []).extend(objs)
+            outcome.rows = None
+        outcomes.append(outcome)
+    tables = {
+        key: {table: _ipc(data) for table, data in encode_rows(by_table).items()}
+        for key, by_table in pieces.items()
+    }
+    return Batch(outcomes, tables)
 
 
 @dataclass(slots=True)
@@ -186,19 +235,39 @@ def _settings_record(settings: Settings) -> dict[str, Any]:
     }
 
 
-def _run(decisions: list[Decision], settings: Settings, jobs: int) -> Iterator[SourceOutcome]:
-    work = [d for d in decisions if d.ingest]
-    if jobs <= 1 or len(work) < 8:
-        for d in work:
-            yield process(d.locator, d.action, settings)
+#: a batch (one task of the pool) holds at most this many sources or this many bytes
+BATCH_SOURCES = 128
+BATCH_BYTES = 32 << 20
+
+
+def _batches(decisions: list[Decision]) -> list[list[tuple[str, str]]]:
+    batches: list[list[tuple[str, str]]] = []
+    current: list[tuple[str, str]] = []
+    size = 0
+    for d in decisions:
+        if not d.ingest:
+            continue
+        if current and (len(current) >= BATCH_SOURCES or size + d.size > BATCH_BYTES):
+            batches.append(current)
+            current, size = [], 0
+        current.append((d.locator, d.action))
+        size += d.size
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _run(
+    decisions: list[Decision], settings: Settings, jobs: int, missing: dict[int, list[int]]
+) -> Iterator[Batch]:
+    batches = _batches(decisions)
+    if jobs <= 1 or len(batches) < 2:
+        for batch in batches:
+            yield process_batch(batch, settings, missing)
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as pool:
         yield from pool.map(
-            process,
-            [d.locator for d in work],
-            [d.action for d in work],
-            [settings] * len(work),
-            chunksize=max(1, min(16, len(work) // (jobs * 8))),
+            process_batch, batches, [settings] * len(batches), [missing] * len(batches)
         )
 
 
@@ -260,6 +329,7 @@ class _Sync:
         self.entries: dict[str, dict[str, Any]] = {}
         self.drop: dict[Partition, set[int]] = {}
         self.stage = Stage(dataset, self.generation)
+        self.live_digests: dict[str, dict[int, str]] = {}
 
     def _forget(self, entry: dict[str, Any] | None) -> None:
         """The rows a stored source published must go."""
@@ -300,35 +370,21 @@ class _Sync:
             if self.progress is not None:
                 self.progress(done, total, report.outcomes[-1])
         guard = IdGuard()
-        kept_fingerprints: dict[str, list[str]] = {}
-        missing_sessions = {e.get("session_id") for e in self.entries.values() if e.get("missing")}
-        for outcome in _run(decisions, self.settings, self.jobs):
-            done += 1
-            report.actions[outcome.action] += 1
-            report.outcomes.append(outcome)
-            if self.progress is not None:
-                self.progress(done, total, outcome)
-            stored = self.known.get(outcome.locator)
-            if outcome.vanished:  # between discovery and reading: as if it were missing
-                if stored is not None and stored.get("state") == "indexed":
-                    self.entries[outcome.locator] = {**stored, "missing": True}
-                    outcome.state = "indexed"
-                continue
-            self._forget(stored)
-            assert outcome.entry is not None
-            if outcome.tables is not None and outcome.partition is not None:
-                guard.check(outcome.tables)
-                outcome.entry["source_id"] = (
-                    outcome.tables["sources"].column("source_id")[0].as_py()
-                )
-                if outcome.entry.get("session_id") in missing_sessions:
-                    kept_fingerprints[outcome.locator] = (
-                        outcome.tables["records"].column("fingerprint").to_pylist()
-                    )
-                self.stage.add(outcome.partition, outcome.tables)
-                outcome.tables = None
-            self.entries[outcome.locator] = outcome.entry
-        self._resolve_moves(kept_fingerprints)
+        missing: dict[int, list[int]] = {}
+        for e in self.entries.values():
+            if e.get("missing") and "session_id" in e:
+                missing.setdefault(int(e["session_id"]), []).append(int(e.get("records", 0)))
+        for batch in _run(decisions, self.settings, self.jobs, missing):
+            for key, by_table in batch.tables.items():
+                tables = {t: pa.ipc.open_stream(data).read_all() for t, data in by_table.items()}
+                guard.check(tables)
+                self.stage.add(Partition.from_key(key), tables)
+            for outcome in batch.outcomes:
+                done += 1
+                self._consume(outcome)
+                if self.progress is not None:
+                    self.progress(done, total, outcome)
+        self._resolve_moves()
         report.sources = self.entries
         changed = bool(self.drop or self.stage.partitions) or self._flags_changed()
         if not changed:
@@ -342,19 +398,32 @@ class _Sync:
     def _flags_changed(self) -> bool:
         return self.entries != self.known
 
-    def _resolve_moves(self, fingerprints: dict[str, list[str]]) -> None:
+    def _consume(self, outcome: SourceOutcome) -> None:
+        """Record one source's outcome (its rows are already staged)."""
+        self.report.actions[outcome.action] += 1
+        self.report.outcomes.append(outcome)
+        stored = self.known.get(outcome.locator)
+        if outcome.vanished:  # between discovery and reading: as if it were missing
+            if stored is not None and stored.get("state") == "indexed":
+                self.entries[outcome.locator] = {**stored, "missing": True}
+                outcome.state = "indexed"
+            return
+        self._forget(stored)
+        assert outcome.entry is not None
+        self.entries[outcome.locator] = outcome.entry
+        if outcome.prefix_digests:
+            self.live_digests[outcome.locator] = outcome.prefix_digests
+
+    def _resolve_moves(self) -> None:
         """Vanished sources whose facts a live file of this build now holds are dropped."""
         for locator, entry in list(self.entries.items()):
             if not entry.get("missing"):
                 continue
             count = int(entry.get("records", 0))
-            for live, fps in fingerprints.items():
-                live_entry = self.entries[live]
-                if (
-                    live_entry.get("session_id") == entry.get("session_id")
-                    and len(fps) >= count
-                    and records_digest(fps[:count]) == entry.get("digest")
-                ):
+            for live, digests in self.live_digests.items():
+                if self.entries[live].get("session_id") == entry.get("session_id") and digests.get(
+                    count
+                ) == entry.get("digest"):
                     self._forget(entry)
                     del self.entries[locator]
                     self.report.actions["moved"] += 1

@@ -8,6 +8,7 @@ that ingested the source; only Arrow tables cross the process boundary.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,19 +30,30 @@ ID_COLUMNS = {
 }
 
 
-def encode_source(result: SourceResult) -> tuple[Partition, dict[str, pa.Table]] | None:
-    """The partition and the Arrow tables of an indexed source (None otherwise)."""
+def source_rows(result: SourceResult) -> tuple[Partition, dict[str, list[Any]]] | None:
+    """The partition and the domain objects of an indexed source, by table (None otherwise)."""
     if result.state != "indexed" or result.projection is None or result.source is None:
         return None
     session = result.projection.session
     partition = partition_of(session.runtime, session.created_at, session.session_id)
     return partition, {
-        "sources": to_table("sources", [result.source]),
-        "records": to_table("records", result.records),
-        "sessions": to_table("sessions", [session]),
-        "loops": to_table("loops", result.projection.loops),
-        "items": to_table("items", result.projection.items),
+        "sources": [result.source],
+        "records": result.records,
+        "sessions": [session],
+        "loops": result.projection.loops,
+        "items": result.projection.items,
     }
+
+
+def encode_rows(rows: dict[str, list[Any]]) -> dict[str, pa.Table]:
+    """Arrow tables of domain objects by table."""
+    return {table: to_table(table, objs) for table, objs in rows.items()}
+
+
+def encode_source(result: SourceResult) -> tuple[Partition, dict[str, pa.Table]] | None:
+    """The partition and the Arrow tables of an indexed source (None otherwise)."""
+    rows = source_rows(result)
+    return None if rows is None else (rows[0], encode_rows(rows[1]))
 
 
 class IdGuard:

@@ -19,8 +19,7 @@ _MASK = (1 << 63) - 1
 
 
 def _h(*parts: object) -> int:
-    data = "\x1f".join(str(p) for p in parts).encode("utf-8", "surrogatepass")
-    return int.from_bytes(blake2b(data, digest_size=8).digest(), "big") & _MASK
+    return _digest("\x1f".join(str(p) for p in parts).encode("utf-8", "surrogatepass"))
 
 
 def source_id(locator: str) -> int:
@@ -28,9 +27,13 @@ def source_id(locator: str) -> int:
     return _h("source", locator)
 
 
+def _digest(data: bytes) -> int:
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "big") & _MASK
+
+
 def record_id(source: int, position: int) -> int:
-    """Id of the Record at `position` of a Source."""
-    return _h("record", source, position)
+    """Id of the Record at `position` of a Source (the bytes `_h` would hash, built directly)."""
+    return _digest(b"record\x1f%d\x1f%d" % (source, position))
 
 
 def session_id(runtime: str, native_id: str) -> int:

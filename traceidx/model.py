@@ -357,6 +357,18 @@ def role_of(semantic_type: type[_Semantic]) -> str:
 
 ROLE_BY_NAME: dict[str, type[_Semantic]] = {role_of(t): t for t in ROLE_TYPES}
 
+
+def _value_type(semantic_type: type[_Semantic]) -> type[msgspec.Struct]:
+    annotation = semantic_type.__annotations__["value"]
+    value: type[msgspec.Struct] = (
+        globals()[annotation] if isinstance(annotation, str) else annotation
+    )
+    return value
+
+
+#: role name -> the value Struct the contract pairs with it
+VALUE_BY_ROLE: dict[str, type[msgspec.Struct]] = {role_of(t): _value_type(t) for t in ROLE_TYPES}
+
 #: Roles whose definition depends on a Loop: an Item with one of these must carry `loop_id`.
 LOOP_BOUND_ROLES = frozenset(
     {"human.request", "human.steering", "agent.commentary", "agent.final_answer"}

@@ -14,13 +14,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import msgspec
+from typing import Any, cast
 
 from traceidx import ids
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop
 from traceidx.model import (
+    ROLE_BY_NAME,
+    VALUE_BY_ROLE,
     Item,
     Loop,
     LoopEnd,
@@ -167,6 +167,13 @@ def _semantic(draft: DraftItem, calls: dict[str, int], runtime: str, limit: int)
         if fragments:
             role = "agent.tool_call.shell"
             value["shell_fragments"] = fragments
-    raw = {"role": role, "evidence_strength": draft.strength, "value": value}
-    semantic: Semantic = msgspec.convert(raw, type=Semantic, from_attributes=True)
-    return semantic
+    # Built directly (the role Struct fixes the value Struct; unknown or missing members raise
+    # here, wrongly typed ones when the row is encoded against the Arrow schema).
+    try:
+        built = ROLE_BY_NAME[role](
+            evidence_strength=draft.strength,  # type: ignore[arg-type]
+            value=VALUE_BY_ROLE[role](**value),  # type: ignore[call-arg]
+        )
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{runtime} adapter: invalid {role} item: {exc}") from exc
+    return cast(Semantic, built)

@@ -41,6 +41,7 @@ class Decision:
     locator: str
     action: Action
     detail: str | None = None
+    size: int = 0
 
     @property
     def ingest(self) -> bool:
@@ -70,19 +71,20 @@ def decide(locator: str, entry: dict[str, Any] | None, rebuild: bool) -> Decisio
         return Decision(locator, "missing")
     except OSError as exc:
         return Decision(locator, "unreadable", exc.strerror or str(exc))
+    size = stat.st_size
     if entry is None or rebuild:
-        return Decision(locator, "new")
+        return Decision(locator, "new", size=size)
     if entry.get("state") == "failed":
-        return Decision(locator, "retried")
-    if entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
-        return Decision(locator, "unchanged")
+        return Decision(locator, "retried", size=size)
+    if entry.get("size") == size and entry.get("mtime_ns") == stat.st_mtime_ns:
+        return Decision(locator, "unchanged", size=size)
     old_size = int(entry.get("size") or 0)
-    if stat.st_size < old_size:
-        return Decision(locator, "rewritten", "the file shrank")
+    if size < old_size:
+        return Decision(locator, "rewritten", "the file shrank", size)
     try:
         same_head = head_fingerprint(locator, old_size) == entry.get("head")
     except OSError as exc:
         return Decision(locator, "unreadable", exc.strerror or str(exc))
     if same_head:
-        return Decision(locator, "appended")
-    return Decision(locator, "rewritten", "its first bytes changed")
+        return Decision(locator, "appended", size=size)
+    return Decision(locator, "rewritten", "its first bytes changed", size)

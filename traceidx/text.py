@@ -19,7 +19,7 @@ def estimate_tokens(text: str) -> int:
     """ceil(ascii_chars / 4) + non_ascii_chars."""
     if text.isascii():
         return (len(text) + 3) // 4
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    ascii_chars = len(text.encode("ascii", "ignore"))
     return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
 
 

@@ -1,0 +1,60 @@
+"""Benchmark corpora: the demo generator at a target size, and a real-shaped Claude corpus.
+
+* ``generated(root, megabytes, seed)`` writes the demo corpus (every runtime the demo
+  supports, deterministic by seed), growing the number of sessions until the target size is
+  reached.
+* ``real_shaped(root, public_claude, copies)`` copies the public Claude Code transcripts
+  ``copies`` times; in copy *k* every UUID and every ``msg_``/``req_`` id is rewritten
+  deterministically, so sessions, requests and messages are unique across copies while the
+  shape of every line (and its size, to the byte) stays real.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from traceidx.demo import generate_corpus
+
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_NATIVE = re.compile(rb"\b(msg_|req_|toolu_)([A-Za-z0-9]{6})")
+
+
+def trace_files(root: Path) -> list[Path]:
+    """Every trace file under `root` (plain or zstd), sorted."""
+    suffixes = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+
+
+def size_of(files: list[Path]) -> int:
+    return sum(p.stat().st_size for p in files)
+
+
+def generated(root: Path, megabytes: float, seed: int = 1) -> list[Path]:
+    """A demo corpus of at least `megabytes` MB of trace files under `root`."""
+    probe = root / "_probe"
+    written = generate_corpus(probe, sessions=8, seed=seed)
+    per_session = size_of([p for ps in written.values() for p in ps]) / (8 * len(written))
+    for path in probe.rglob("*"):
+        if path.is_file():
+            path.unlink()
+    sessions = max(1, int(megabytes * 1e6 / per_session / len(written)) + 1)
+    generate_corpus(root / "corpus", sessions=sessions, seed=seed)
+    return trace_files(root / "corpus")
+
+
+def _copy_line_ids(data: bytes, k: int) -> bytes:
+    tag = b"%04x" % k
+    data = _UUID.sub(lambda m: tag + m.group(0)[4:], data)
+    return _NATIVE.sub(lambda m: m.group(1) + tag[:2] + m.group(2)[2:], data)
+
+
+def real_shaped(root: Path, public_claude: Path, copies: int) -> list[Path]:
+    """`copies` id-unique copies of the public Claude Code transcripts under `root`."""
+    sources = sorted(public_claude.glob("*.jsonl"))
+    for k in range(copies):
+        folder = root / f"copy-{k:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for source in sources:
+            (folder / source.name).write_bytes(_copy_line_ids(source.read_bytes(), k + 1))
+    return trace_files(root)

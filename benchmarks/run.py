@@ -1,0 +1,309 @@
+"""Benchmark runner: cold build, no-op rebuild, 1% append and queries, against raw decoding.
+
+Usage::
+
+    python benchmarks/run.py [--megabytes 1000] [--real-copies 40] [--single-mb 0]
+                             [--jobs 2] [--ccusage] [--out results.json] [--workdir DIR]
+
+For each corpus (the demo generator at ``--megabytes``; ``--real-copies`` id-unique copies
+of the public Claude Code transcripts, when the shared corpus is present) it measures, in
+one run on this machine:
+
+* ``baseline``: reading every trace file (decompressing zstd) and decoding every line with
+  msgspec, single process: the raw decode rate of the same bytes;
+* ``cold``: ``traceidx build`` into an empty dataset in a child process (``--jobs``
+  workers): seconds, MB/s of logical JSONL, items/s, peak RSS of the main process and of
+  the largest worker, and the ratio of its rate to the baseline rate;
+* ``noop``: the same build again (nothing changed);
+* ``append``: 1% new lines appended across the corpus (a copy of each chosen source's last
+  line), then the build;
+* ``append_one``: one line appended to one source, then the build;
+* queries, in process over ``traceidx.connect`` (median of 5) and as whole ``traceidx sql``
+  commands: daily usage by model, slowest tool calls, top shell programs;
+* ``ccusage`` (``--ccusage``, real-shaped corpus only): ``npx ccusage claude daily
+  --offline --json`` over the same files, for comparison with a popular usage reporter;
+* ``single`` (``--single-mb N``): one source of N MB, cold build then one appended line.
+
+Results print as a table and are saved as JSON (``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import zstandard
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.corpora import generated, real_shaped, size_of, trace_files  # noqa: E402
+from traceidx.sourceio import StreamStats, logical_chunks  # noqa: E402
+
+QUERIES = {
+    "daily_usage_by_model": (
+        "SELECT strftime(started_at, '%Y-%m-%d') AS day, model, sum(input) AS input, "
+        "sum(output) AS output, sum(total) AS total FROM loop_usage GROUP BY ALL ORDER BY ALL"
+    ),
+    "slowest_tool_calls": (
+        "SELECT tool_name, duration_ms, item_id FROM tool_calls "
+        "WHERE duration_ms IS NOT NULL ORDER BY duration_ms DESC LIMIT 20"
+    ),
+    "top_programs": (
+        "SELECT program, count(*) AS n FROM shell_invocations GROUP BY ALL ORDER BY n DESC LIMIT 20"
+    ),
+}
+
+CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from traceidx.build import build
+start = time.perf_counter()
+report = build([Path(sys.argv[1])], Path(sys.argv[2]), jobs=int(sys.argv[3]))
+elapsed = time.perf_counter() - start
+print(json.dumps({"seconds": elapsed, "totals": report.totals(),
+                  "actions": dict(report.actions), "exit_code": report.exit_code,
+                  "peak_main_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "peak_worker_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
+def logical_bytes(files: list[Path]) -> tuple[int, list[bytes]]:
+    """Read every file's logical stream; returns its size and the streams."""
+    streams = []
+    for path in files:
+        with open(path, "rb") as handle:
+            streams.append(b"".join(logical_chunks(handle, StreamStats())))
+    return sum(len(s) for s in streams), streams
+
+
+def baseline(files: list[Path]) -> dict[str, float]:
+    """Raw rate: read (and decompress) every file and msgspec-decode every line."""
+    decoder = msgspec.json.Decoder()
+    start = time.perf_counter()
+    size, streams = logical_bytes(files)
+    lines = 0
+    for stream in streams:
+        for line in stream.split(b"\n"):
+            if line:
+                lines += 1
+                try:
+                    decoder.decode(line)
+                except msgspec.DecodeError:
+                    pass
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "mb": size / 1e6, "lines": lines, "mb_per_s": size / 1e6 / seconds}
+
+
+def run_build(corpus: Path, dataset: Path, jobs: int) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(corpus), str(dataset), str(jobs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def append_lines(files: list[Path], count: int) -> int:
+    """Append `count` lines (copies of sources' last lines), spread over the sources."""
+    written = 0
+    step = max(1, len(files) // max(count, 1))
+    index = 0
+    while written < count and files:
+        path = files[index % len(files)]
+        index += step
+        with open(path, "rb") as handle:
+            data = b"".join(logical_chunks(handle, stats := StreamStats()))
+        last = data.rstrip(b"\n").rsplit(b"\n", 1)[-1] + b"\n"
+        with open(path, "ab") as out:
+            if stats.compression == "zstd":
+                out.write(zstandard.ZstdCompressor(write_checksum=True).compress(last))
+            else:
+                out.write(last)
+        written += 1
+    return written
+
+
+def time_queries(dataset: Path) -> dict[str, Any]:
+    from traceidx.query import connect
+
+    out: dict[str, Any] = {}
+    start = time.perf_counter()
+    con = connect(dataset)
+    out["connect_s"] = time.perf_counter() - start
+    for name, sql in QUERIES.items():
+        runs = []
+        for _ in range(5):
+            start = time.perf_counter()
+            con.execute(sql).fetchall()
+            runs.append(time.perf_counter() - start)
+        command = [sys.executable, "-m", "traceidx.cli", "sql", "--dataset", str(dataset), sql]
+        start = time.perf_counter()
+        subprocess.run(command, capture_output=True, check=True)
+        out[name] = {
+            "in_process_median_s": statistics.median(runs),
+            "command_s": time.perf_counter() - start,
+        }
+    return out
+
+
+def rate(mb: float, seconds: float) -> float:
+    return round(mb / seconds, 1) if seconds else 0.0
+
+
+def scenario(name: str, corpus: Path, files: list[Path], jobs: int) -> dict[str, Any]:
+    """Every measurement for one corpus."""
+    base = baseline(files)
+    with tempfile.TemporaryDirectory(dir=corpus.parent) as tmp:
+        dataset = Path(tmp) / "dataset"
+        cold = run_build(corpus, dataset, jobs)
+        noop = run_build(corpus, dataset, jobs)
+        queries = time_queries(dataset)
+        appended = append_lines(files, max(1, base["lines"] // 100))
+        append = run_build(corpus, dataset, jobs)
+        append_lines(files[len(files) // 2 :], 1)
+        append_one = run_build(corpus, dataset, jobs)
+    totals = cold["totals"]
+    return {
+        "corpus": name,
+        "files": len(files),
+        "physical_mb": round(size_of(files) / 1e6, 1),
+        "logical_mb": round(base["mb"], 1),
+        "lines": base["lines"],
+        "baseline_s": round(base["seconds"], 3),
+        "baseline_mb_per_s": round(base["mb_per_s"], 1),
+        "cold_s": round(cold["seconds"], 3),
+        "cold_mb_per_s": rate(base["mb"], cold["seconds"]),
+        "cold_over_baseline_rate": round(base["seconds"] / cold["seconds"], 3),
+        "items": totals["items"],
+        "items_per_s": round(totals["items"] / cold["seconds"]),
+        "peak_main_mib": round(cold["peak_main_kib"] / 1024),
+        "peak_worker_mib": round(cold["peak_worker_kib"] / 1024),
+        "noop_s": round(noop["seconds"], 3),
+        "append_lines": appended,
+        "append_s": round(append["seconds"], 3),
+        "append_one_s": round(append_one["seconds"], 3),
+        "sources": totals["dataset_sources"],
+        "queries": queries,
+    }
+
+
+def ccusage(config_dir: Path) -> float | None:
+    """Seconds `ccusage claude daily --offline --json` takes over a Claude config dir."""
+    if shutil.which("npx") is None:
+        return None
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config_dir)}
+    command = ["npx", "--yes", "ccusage@latest", "claude", "daily", "--offline", "--json"]
+    subprocess.run(command[:3] + ["--version"], capture_output=True, env=env)  # install first
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, env=env)
+    if done.returncode != 0:
+        return None
+    return time.perf_counter() - start
+
+
+def single(root: Path, megabytes: float, jobs: int) -> dict[str, Any]:
+    """One big source: cold build, then one appended line."""
+    source = max((root / "corpus").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    big = root / "single" / "big.jsonl"
+    big.parent.mkdir(parents=True, exist_ok=True)
+    data = source.read_bytes()
+    with open(big, "wb") as out:
+        for _ in range(max(1, int(megabytes * 1e6 / len(data)))):
+            out.write(data)
+    with tempfile.TemporaryDirectory(dir=root) as tmp:
+        dataset = Path(tmp) / "dataset"
+        cold = run_build(big.parent, dataset, jobs)
+        append_lines([big], 1)
+        append = run_build(big.parent, dataset, jobs)
+    return {
+        "mb": round(big.stat().st_size / 1e6, 1),
+        "cold_s": round(cold["seconds"], 3),
+        "peak_main_mib": round(cold["peak_main_kib"] / 1024),
+        "peak_worker_mib": round(cold["peak_worker_kib"] / 1024),
+        "append_one_s": round(append["seconds"], 3),
+    }
+
+
+def print_table(results: list[dict[str, Any]]) -> None:
+    keys = [k for k in results[0] if k not in ("queries", "corpus")]
+    width = max(len(k) for k in keys) + 2
+    print("".ljust(width) + "".join(r["corpus"].rjust(16) for r in results))
+    for key in keys:
+        print(key.ljust(width) + "".join(str(r.get(key, "")).rjust(16) for r in results))
+    for r in results:
+        for name, q in r["queries"].items():
+            if isinstance(q, dict):
+                print(
+                    f"{r['corpus']}: {name}: {q['in_process_median_s'] * 1000:.0f} ms in process, "
+                    f"{q['command_s']:.2f} s as a command"
+                )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--megabytes", type=float, default=1000)
+    parser.add_argument("--real-copies", type=int, default=40)
+    parser.add_argument("--single-mb", type=float, default=0)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ccusage", action="store_true")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--public-claude", type=Path, default=None)
+    args = parser.parse_args()
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="traceidx-bench-"))
+    results: list[dict[str, Any]] = []
+    extra: dict[str, Any] = {}
+    try:
+        start = time.perf_counter()
+        files = generated(work / "generated", args.megabytes, args.seed)
+        extra["generate_s"] = round(time.perf_counter() - start, 1)
+        results.append(scenario("generated", work / "generated" / "corpus", files, args.jobs))
+        public = args.public_claude or (
+            Path(__file__).resolve().parents[2] / "shared" / "corpus" / "public" / "claude"
+        )
+        if args.real_copies and public.is_dir():
+            root = work / "real" / "projects"
+            files = real_shaped(root, public, args.real_copies)
+            results.append(scenario("real-shaped", root, files, args.jobs))
+            if args.ccusage:
+                extra["ccusage_daily_s"] = ccusage(work / "real")
+        if args.single_mb:
+            extra["single"] = single(work / "generated", args.single_mb, args.jobs)
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    report = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "jobs": args.jobs,
+        "results": results,
+        **extra,
+    }
+    print_table(results)
+    print(json.dumps(extra, indent=1))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
