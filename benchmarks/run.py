@@ -47,8 +47,10 @@ import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.corpora import generated, real_shaped, size_of, trace_files  # noqa: E402
-from traceidx.sourceio import StreamStats, logical_chunks  # noqa: E402
+import contextlib
+
+from benchmarks.corpora import generated, real_shaped, size_of
+from traceidx.sourceio import StreamStats, logical_chunks
 
 QUERIES = {
     "daily_usage_by_model": (
@@ -97,10 +99,8 @@ def baseline(files: list[Path]) -> dict[str, float]:
         for line in stream.split(b"\n"):
             if line:
                 lines += 1
-                try:
+                with contextlib.suppress(msgspec.DecodeError):
                     decoder.decode(line)
-                except msgspec.DecodeError:
-                    pass
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "mb": size / 1e6, "lines": lines, "mb_per_s": size / 1e6 / seconds}
 
@@ -208,7 +208,7 @@ def ccusage(config_dir: Path) -> float | None:
         return None
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config_dir)}
     command = ["npx", "--yes", "ccusage@latest", "claude", "daily", "--offline", "--json"]
-    subprocess.run(command[:3] + ["--version"], capture_output=True, env=env)  # install first
+    subprocess.run([*command[:3], "--version"], capture_output=True, env=env)  # install first
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, env=env)
     if done.returncode != 0:
