@@ -15,6 +15,7 @@ from pathlib import Path
 #: runtime -> module under traceidx.demo holding its generator.
 GENERATORS: dict[str, str] = {
     "claude_code": "claude",
+    "codex": "codex",
     "pi": "pi",
 }
 

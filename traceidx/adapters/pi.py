@@ -1,0 +1,528 @@
+"""Pi coding agent adapter: session files (format v1, v2 and v3) to draft facts.
+
+Checked against Pi session format v1 (pi-mono sessions of Nov–Dec 2025, public corpus) and v3
+as written by pi 0.73.1 (generated corpus: ``openai-responses``, ``anthropic-messages`` and
+``openai-completions`` providers, print, JSON and RPC modes). v2 differs from v3 only in the
+message role ``hookMessage`` (v3: ``custom``); both are read.
+
+Detection: the first record is the ``session`` header: ``type: "session"`` with a string
+``id`` (a header without ``type`` is accepted when it has ``id``, ``cwd`` and an ISO
+``timestamp``). dsh also writes a ``type: "session"`` header, always with an epoch
+``createdAt``, which Pi never writes; such files are not claimed.
+
+Session: one per file, from the header. Native id = ``id``; ``created_at`` = header
+``timestamp``; ``working_directory`` = ``cwd``; ``name`` = the last ``session_info.name``.
+``forked_from`` comes from ``parentSession`` (v2/v3 fork and ``/branch`` files) or v1
+``branchedFrom``. Both hold the *path* of the parent file, and Pi names every session file it
+creates ``<timestamp>_<session id>.jsonl`` (the timestamp has no ``_``): the parent's native id
+is the file stem after its first ``_``. A path whose stem has no ``_`` (a file named by hand
+with ``--session``) gives no link. The views publish the link only when that Session is in
+the dataset. A forked file copies its parent's entries; they stay this Session's evidence
+(Loops and Items of this file), because without the parent in the dataset they are the only
+record of that history.
+
+Entries and the tree (v2/v3): every entry has ``id`` and ``parentId``; Pi appends each entry as
+the child of its current leaf, and moves the leaf (``/tree``, branch with summary, re-editing an
+earlier prompt) only while no agent run is in progress. So within a run the chain is linear:
+each entry's ``parentId`` is the entry written just before it. An entry whose ``parentId`` is
+another entry (or ``null`` after the first entry) is a *branch*: it continues no Loop —
+the agent was idle — even when its parent lies in the middle of a Loop that was then still
+running. The abandoned branch keeps its Loops and Items exactly as written (it is evidence of
+what happened); only its continuation is cut. v1 files have no ids and are linear.
+
+Loops (Pi writes no turn markers; its agent loop is the reference):
+
+* A ``user`` message opens a Loop when no run is in progress: the chain holds no message yet,
+  the last assistant message ended generation (no tool calls, or stop reason ``error`` /
+  ``aborted``), or tool calls of the last assistant message still lack results (that run died:
+  Pi injects queued messages only after a whole tool batch). A ``user`` message after the tool
+  results of a running Loop, or before its first response, is steering (Pi polls queued
+  steering exactly there). Pi may also deliver a queued steering or follow-up message right
+  after a final response, inside the same run; the file cannot tell that from a new prompt, so
+  it opens a new Loop. Pi does not record whether a person typed a prompt (print, RPC and SDK
+  prompts look the same): every human Item is ``heuristic``.
+* An assistant message right after one that ended generation with ``stop``/``length`` (no
+  prompt between) continues that Loop: the run went on with queued input; the earlier answer
+  becomes commentary. With no run in progress otherwise (after a branch, an abort, a failure
+  without retry), an assistant message is a run started without a prompt (``agent.continue``,
+  an extension's triggered turn): it opens a Loop at the extension message written just before
+  it (``custom_message``/``custom``), if any, else at itself.
+* End and outcome: Pi's agent loop returns unconditionally after an assistant message whose
+  ``stopReason`` is ``aborted`` (the run's abort signal; RPC ``abort`` even writes such a
+  message without any model request) or ``error``. ``aborted`` ends the Loop there,
+  ``interrupted``. ``error`` ends it there, ``failed`` — unless the next message of the chain is
+  another assistant message: Pi's auto-retry continues the same run (the error message stays
+  in the file), so the end is withdrawn and the Loop goes on; entries written while a retry may
+  still follow (e.g. the compaction after a context overflow) join the Loop when it does.
+  ``stop``/``length`` without tool calls end generation, but whether the run ended depends on
+  Pi's follow-up queue, which is not persisted: the next Loop's start bounds such a Loop
+  (``end`` without outcome); at the end of the file it has no ``end``. A single model stop
+  reason therefore never yields ``completed``.
+* A user's own ``!cmd`` (``bashExecution``) opens no Loop and joins none: Session-level Items.
+* Two Loops never start at one position: when a joined line (two records on one physical line,
+  recovered by ingest and fed as two values at one position) would start a second Loop where
+  one starts, the second message joins it.
+
+Items, in record order and within a message in block order:
+
+* ``user``: text blocks joined by newlines → ``human.request``/``human.steering`` (heuristic);
+  an expanded skill (text starting ``<skill name="``, up to the last ``</skill>``) is
+  ``runtime.instructions``/skill (heuristic) and the rest, if any, the human text. Expanded
+  prompt templates are plain user text in the file and cannot be told apart.
+* ``assistant``: ``thinking`` → ``agent.reasoning`` (``summary`` when the block's signature is an
+  OpenAI reasoning item carrying ``summary`` parts, ``unavailable`` when redacted or empty, else
+  ``full``); ``text`` → ``agent.commentary`` (structural), except the last text block of a
+  message that ended generation with ``stop``/``length`` and no tool calls: ``agent.final_answer``
+  (heuristic: it rests on no queued message continuing the run); ``toolCall`` → ``agent.tool_call``
+  (``bash`` → shell command = ``arguments.command``). ``model`` names the Loop's model (first
+  reported); ``usage`` is one call's usage, never cumulative: ``input`` excludes cache reads
+  (``cacheRead`` → cached) and writes (``cacheWrite`` → cache_write), normalised so input
+  includes both; reasoning tokens are not reported separately. Pi writes usage on error and
+  abort messages too (zeros when no usage arrived); each message counts once as written.
+* ``toolResult`` → ``tool.output`` of its ``toolCallId`` (in that call's Loop): ``failed`` =
+  ``isError``, ``runtime_truncated`` = ``details.truncation.truncated``. No exit code: Pi's bash
+  tool states it only inside the output text. No duration (Pi records none).
+* ``bashExecution`` → ``runtime.context``/internal with the command, and ``tool.output`` with the
+  output, the structured ``exitCode``, ``failed`` (``cancelled`` or a non-zero exit code) and
+  ``runtime_truncated`` (``truncated``); both Session-level.
+* ``custom``/``hookMessage`` messages and ``custom_message`` entries (extension content sent to
+  the model) → ``runtime.context``; ``compaction`` and ``branch_summary`` entries (and the
+  ``compactionSummary``/``branchSummary`` roles) → ``runtime.compaction_summary``;
+  ``model_change`` → ``runtime.state`` "model: <provider>/<modelId>"; ``thinking_level_change``
+  → ``runtime.state`` "thinking level: <level>" (also the ``effort`` of Loops opened while it is
+  in force; v1 headers carry an initial ``thinkingLevel``). These join the running Loop, else
+  are Session-level; compaction summaries join it only between turns (Pi never compacts while
+  tools run: a compaction after unanswered tool calls follows a dead run).
+* ``custom`` (extension state), ``label`` and ``session_info`` entries are Records only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from traceidx.adapters import register
+from traceidx.adapters.base import (
+    Adapter,
+    Draft,
+    DraftItem,
+    DraftLoop,
+    DraftSession,
+    RecordFacts,
+)
+from traceidx.rules import usage_sample
+from traceidx.timestamps import rfc3339_ms
+
+_SHELL_TOOLS = frozenset({"bash"})
+_SKILL_OPEN = '<skill name="'
+_SKILL_CLOSE = "</skill>"
+_RECORD_ONLY = frozenset({"custom", "label", "session_info"})
+_CUSTOM_ROLES = frozenset({"custom", "hookMessage"})
+_SUMMARY_ROLES = frozenset({"compactionSummary", "branchSummary"})
+_FINAL_STOPS = frozenset({"stop", "length"})
+
+# Run phases of the current chain.
+_IDLE = "idle"  # no run in progress
+_STOPPED = "stopped"  # generation ended (stop/length); the run ends unless queued input follows
+_MODEL = "model"  # a run awaits its next model response
+_TOOLS = "tools"  # a run awaits the results of tool calls
+_RETRY = "retry"  # a run stopped on an error; Pi may retry it
+
+
+def _is_header(obj: dict[str, Any]) -> bool:
+    """Pi's ``session`` header; dsh's header has the same ``type`` but an epoch ``createdAt``."""
+    if not isinstance(obj.get("id"), str) or "createdAt" in obj or "message" in obj:
+        return False
+    if "type" in obj:
+        return bool(obj["type"] == "session")
+    return isinstance(obj.get("cwd"), str) and rfc3339_ms(obj.get("timestamp")) is not None
+
+
+def _content(content: Any) -> tuple[str, bool]:
+    """(text blocks joined by newlines, has images) of a message content."""
+    if isinstance(content, str):
+        return content, False
+    texts: list[str] = []
+    images = False
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
+                texts.append(block["text"])
+            elif kind == "image":
+                images = True
+    return "\n".join(texts), images
+
+
+def parent_native_id(path: object) -> str | None:
+    """The native id of the session stored at a Pi session file path (see module docstring)."""
+    if not isinstance(path, str) or not path:
+        return None
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = name.removesuffix(".jsonl")
+    _, sep, native = stem.partition("_")
+    return native if sep and native else None
+
+
+def _reasoning(block: dict[str, Any]) -> dict[str, Any]:
+    text = block.get("thinking")
+    if block.get("redacted") is True or not isinstance(text, str) or not text.strip():
+        return {"representation": "unavailable"}
+    signature = block.get("thinkingSignature")
+    if isinstance(signature, str) and signature.startswith("{"):
+        try:
+            sig = msgspec.json.decode(signature)
+        except msgspec.DecodeError:
+            sig = None
+        if isinstance(sig, dict) and sig.get("type") == "reasoning" and sig.get("summary"):
+            return {"representation": "summary", "text": text}
+    return {"representation": "full", "text": text}
+
+
+def _native_type(obj: dict[str, Any]) -> str | None:
+    kind = obj.get("type", "session" if _is_header(obj) else None)
+    if not isinstance(kind, str):
+        return None
+    refinement: object = None
+    if kind == "message" and isinstance(obj.get("message"), dict):
+        refinement = obj["message"].get("role")
+    elif kind in ("custom", "custom_message"):
+        refinement = obj.get("customType")
+    return f"{kind}/{refinement}" if isinstance(refinement, str) else kind
+
+
+@register
+class PiAdapter(Adapter):
+    """Projects one Pi session file."""
+
+    runtime = "pi"
+
+    @classmethod
+    def claims(cls, head: list[Any]) -> bool:
+        first = next((o for o in head if isinstance(o, dict)), None)
+        return first is not None and _is_header(first) and "createdAt" not in first
+
+    def __init__(self) -> None:
+        self.session: DraftSession | None = None
+        self.loops: list[DraftLoop] = []
+        self.items: list[DraftItem] = []
+        self.unknown: dict[str, int] = {}
+        self.position = 0
+        self.time: int | None = None
+        # state of the chain being written (see "Entries and the tree")
+        self.last_key: str | None = None
+        self.entries = 0
+        self.loop: DraftLoop | None = None  # the most recently opened Loop
+        self.phase = _IDLE
+        self.waiting: set[str] = set()  # tool call ids still without a result
+        self.trigger: DraftItem | None = None  # extension message written while idle
+        self.final: DraftItem | None = None  # the final answer of the current Loop, if any
+        self.limbo: list[DraftItem] = []  # items written while a retry may follow
+        self.effort: str | None = None
+        self.call_loops: dict[str, DraftLoop] = {}
+
+    # -- framing callbacks -------------------------------------------------------------------
+
+    def feed(self, position: int, obj: Any) -> RecordFacts:
+        self.position = position
+        if not isinstance(obj, dict):
+            self._count("<not an object>")
+            return RecordFacts(None, None)
+        self.time = rfc3339_ms(obj.get("timestamp"))
+        if self.session is None:
+            if _is_header(obj):
+                self._header(obj)
+            else:
+                self._count("<entry before the session header>")
+        elif _is_header(obj):
+            self._count("session (second header)")
+        else:
+            self._entry(obj)
+        return RecordFacts(self.time, _native_type(obj))
+
+    def finish(self) -> Draft:
+        return Draft(self.session, self.loops, self.items, self.unknown)
+
+    def _count(self, name: str) -> None:
+        self.unknown[name] = self.unknown.get(name, 0) + 1
+
+    # -- session -------------------------------------------------------------------------------
+
+    def _header(self, obj: dict[str, Any]) -> None:
+        session = DraftSession(obj["id"], self.position)
+        session.created_at = self.time
+        cwd = obj.get("cwd")
+        session.working_directory = cwd if isinstance(cwd, str) and cwd else None
+        parent = parent_native_id(obj.get("parentSession") or obj.get("branchedFrom"))
+        if parent is not None and parent != session.native_id:
+            session.forked_from = (parent, self.position)
+        level = obj.get("thinkingLevel")
+        self.effort = level if isinstance(level, str) and level else None
+        self.session = session
+
+    # -- entries and the chain -----------------------------------------------------------------
+
+    def _entry(self, obj: dict[str, Any]) -> None:
+        self.entries += 1
+        ident = obj.get("id")
+        key = ident if isinstance(ident, str) else f"#{self.entries}"
+        if "parentId" in obj and self.entries > 1 and obj.get("parentId") != self.last_key:
+            self._branch()
+        self.last_key = key
+        kind = obj.get("type")
+        if kind == "message":
+            message = obj.get("message")
+            if isinstance(message, dict):
+                self._message(message)
+            else:
+                self._count("message (no message object)")
+        elif kind in ("compaction", "branch_summary"):
+            summary = obj.get("summary")
+            value = {"summary": summary if isinstance(summary, str) and summary else None}
+            # Pi compacts between turns of a run or between runs, never while tools execute
+            self._runtime_item("runtime.compaction_summary", value, during_tools=False)
+        elif kind == "custom_message":
+            self._custom(obj)
+        elif kind == "model_change":
+            provider, model = obj.get("provider"), obj.get("modelId")
+            name = f"{provider}/{model}" if isinstance(provider, str) and provider else model
+            self._runtime_item("runtime.state", {"text": f"model: {name}", "has_images": False})
+        elif kind == "thinking_level_change":
+            level = obj.get("thinkingLevel")
+            if isinstance(level, str) and level:
+                self.effort = level
+                state = {"text": f"thinking level: {level}", "has_images": False}
+                self._runtime_item("runtime.state", state)
+        elif kind == "session_info":
+            name = obj.get("name")
+            if isinstance(name, str) and name.strip() and self.session is not None:
+                self.session.name = name.strip()
+        elif kind not in _RECORD_ONLY:
+            self._count(str(kind))
+
+    def _branch(self) -> None:
+        """The leaf moved: Pi was idle, so nothing written next continues a running Loop."""
+        self.phase = _IDLE
+        self.waiting = set()
+        self.trigger = None
+        self.limbo = []
+
+    def _message(self, message: dict[str, Any]) -> None:
+        role = message.get("role")
+        if role == "user":
+            self._user(message)
+        elif role == "assistant":
+            self._assistant(message)
+        elif role == "toolResult":
+            self._tool_result(message)
+        elif role == "bashExecution":
+            self._bash_execution(message)
+        elif role in _CUSTOM_ROLES:
+            self._custom(message)
+        elif role in _SUMMARY_ROLES:
+            summary = message.get("summary")
+            value = {"summary": summary if isinstance(summary, str) and summary else None}
+            self._runtime_item("runtime.compaction_summary", value)
+        else:
+            self._count(f"message/{role}")
+
+    # -- loops ---------------------------------------------------------------------------------
+
+    def _open_loop(self, start: int) -> DraftLoop | None:
+        """A new Loop at `start`; None when a Loop already starts there (joined line)."""
+        previous = self.loop
+        if previous is not None and previous.start == start:
+            return None
+        if previous is not None and previous.end is None:
+            previous.end = start  # the next Loop's start bounds it; no outcome
+        loop = DraftLoop(start=start, effort=self.effort)
+        self.loops.append(loop)
+        self.loop = loop
+        self.limbo = []
+        return loop
+
+    def _running(self, during_tools: bool = True) -> DraftLoop | None:
+        """The Loop a runtime fact written now belongs to, if a run is in progress."""
+        phases = (_MODEL, _TOOLS) if during_tools else (_MODEL,)
+        return self.loop if self.phase in phases else None
+
+    def _runtime_item(
+        self, role: str, value: dict[str, Any], during_tools: bool = True
+    ) -> DraftItem:
+        item = self._emit(role, "structural", value, self._running(during_tools))
+        if self.phase == _RETRY:
+            self.limbo.append(item)
+        return item
+
+    def _emit(
+        self,
+        role: str,
+        strength: str,
+        value: dict[str, Any],
+        loop: DraftLoop | None,
+        **links: Any,
+    ) -> DraftItem:
+        item = DraftItem(role, strength, value, [self.position], loop, self.time, **links)
+        self.items.append(item)
+        return item
+
+    # -- messages --------------------------------------------------------------------------------
+
+    def _user(self, message: dict[str, Any]) -> None:
+        text, images = _content(message.get("content"))
+        loop = self.loop
+        steering = loop is not None and self.phase == _MODEL
+        if not steering:
+            opened = self._open_loop(self.position)
+            if opened is None:  # a second prompt on the line that opened this Loop
+                steering = True
+            else:
+                loop = opened
+        self.phase, self.waiting, self.trigger = _MODEL, set(), None
+        if text.startswith(_SKILL_OPEN) and _SKILL_CLOSE in text:
+            cut = text.rindex(_SKILL_CLOSE) + len(_SKILL_CLOSE)
+            skill = {"text": text[:cut], "category": "skill"}
+            self._emit("runtime.instructions", "heuristic", skill, loop)
+            text = text[cut:].strip()
+            if not text and not images:
+                return
+        role = "human.steering" if steering else "human.request"
+        self._emit(role, "heuristic", {"text": text or None, "has_images": images}, loop)
+
+    def _assistant(self, message: dict[str, Any]) -> None:
+        loop = self._assistant_loop()
+        model = message.get("model")
+        if loop.model_id is None and isinstance(model, str) and model:
+            loop.model_id = model
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            sample = usage_sample(
+                input=usage.get("input"),
+                output=usage.get("output"),
+                cached=usage.get("cacheRead"),
+                cache_write=usage.get("cacheWrite"),
+                input_includes_cache=False,
+            )
+            if sample is not None:
+                loop.usage.append(sample)
+        content = message.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        if isinstance(content, str) and content:
+            blocks = [{"type": "text", "text": content}]
+        stop = message.get("stopReason")
+        calls = [b for b in blocks if b.get("type") == "toolCall"]
+        ends_generation = stop in _FINAL_STOPS and not calls
+        texts = [i for i, b in enumerate(blocks) if b.get("type") == "text" and b.get("text")]
+        final = texts[-1] if ends_generation and texts else None
+        for index, block in enumerate(blocks):
+            kind = block.get("type")
+            if kind == "text" and index in texts:
+                value = {"text": block["text"], "has_images": False}
+                if index == final:
+                    self.final = self._emit("agent.final_answer", "heuristic", value, loop)
+                else:
+                    self._emit("agent.commentary", "structural", value, loop)
+            elif kind == "thinking":
+                self._emit("agent.reasoning", "structural", _reasoning(block), loop)
+            elif kind == "toolCall":
+                self._tool_call(block, loop)
+        self.trigger = None
+        if stop == "aborted":
+            loop.end, loop.outcome = self.position, "interrupted"
+            self.phase = _IDLE
+        elif stop == "error":
+            loop.end, loop.outcome = self.position, "failed"
+            self.phase, self.limbo = _RETRY, []
+        elif calls:
+            self.phase = _TOOLS
+            self.waiting = {str(b.get("id")) for b in calls}
+        else:
+            self.phase = _STOPPED if stop in _FINAL_STOPS else _IDLE
+
+    def _assistant_loop(self) -> DraftLoop:
+        """The Loop an assistant message belongs to, opening one for a run without a prompt."""
+        loop = self.loop
+        if loop is not None and self.phase in (_MODEL, _TOOLS):
+            return loop
+        if loop is not None and self.phase == _STOPPED and self.trigger is None:
+            final = self.final  # the run went on: the earlier answer was intermediate
+            if final is not None and final.loop is loop:
+                final.role, final.strength = "agent.commentary", "structural"
+            return loop
+        if loop is not None and self.phase == _RETRY:  # Pi retried the failed request
+            loop.end, loop.outcome = None, None
+            for item in self.limbo:
+                item.loop = loop
+            self.limbo = []
+            return loop
+        trigger = self.trigger
+        start = min(trigger.records) if trigger is not None else self.position
+        opened = self._open_loop(start)
+        if opened is None:
+            assert loop is not None
+            return loop
+        if trigger is not None:
+            trigger.loop = opened
+        return opened
+
+    def _tool_call(self, block: dict[str, Any], loop: DraftLoop) -> None:
+        name = block.get("name") if isinstance(block.get("name"), str) else None
+        call_id = block.get("id") if isinstance(block.get("id"), str) else None
+        args = block.get("arguments")
+        value: dict[str, Any] = {"tool_name": name}
+        if args is not None:
+            value["arguments"] = msgspec.json.encode(args).decode()
+        command = args.get("command") if isinstance(args, dict) else None
+        shell = command if name in _SHELL_TOOLS and isinstance(command, str) else None
+        self._emit(
+            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
+        )
+        if call_id is not None:
+            self.call_loops[call_id] = loop
+
+    def _tool_result(self, message: dict[str, Any]) -> None:
+        call_id = message.get("toolCallId")
+        ref = call_id if isinstance(call_id, str) else None
+        loop = self.call_loops.get(ref) if ref is not None else None
+        if loop is None:
+            loop = self._running()
+        text, _ = _content(message.get("content"))
+        value: dict[str, Any] = {"text": text or None}
+        if isinstance(message.get("isError"), bool):
+            value["failed"] = message["isError"]
+        details = message.get("details")
+        truncation = details.get("truncation") if isinstance(details, dict) else None
+        if isinstance(truncation, dict) and isinstance(truncation.get("truncated"), bool):
+            value["runtime_truncated"] = truncation["truncated"]
+        self._emit("tool.output", "structural", value, loop, output_of=ref)
+        if ref is not None:
+            self.waiting.discard(ref)
+        if self.phase == _TOOLS and not self.waiting:
+            self.phase = _MODEL
+
+    def _bash_execution(self, message: dict[str, Any]) -> None:
+        command = message.get("command")
+        if isinstance(command, str) and command:
+            value = {"text": command, "category": "internal", "has_images": False}
+            self._emit("runtime.context", "structural", value, None)
+        output = message.get("output")
+        result: dict[str, Any] = {"text": output if isinstance(output, str) and output else None}
+        code = message.get("exitCode")
+        if isinstance(code, int) and not isinstance(code, bool):
+            result["exit_code"] = code
+        cancelled = message.get("cancelled") is True
+        if cancelled or "exit_code" in result:
+            result["failed"] = cancelled or result.get("exit_code") != 0
+        if isinstance(message.get("truncated"), bool):
+            result["runtime_truncated"] = message["truncated"]
+        self._emit("tool.output", "structural", result, None)
+
+    def _custom(self, obj: dict[str, Any]) -> None:
+        text, images = _content(obj.get("content"))
+        value = {"text": text or None, "has_images": images}
+        item = self._runtime_item("runtime.context", value)
+        if self.phase in (_IDLE, _STOPPED):
+            self.trigger = item  # a triggered turn would open its Loop here
