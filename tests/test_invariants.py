@@ -260,3 +260,14 @@ def test_times_are_runtime_times_not_index_times(con: duckdb.DuckDBPyConnection)
         """SELECT i.item_id FROM items i JOIN records r ON r.record_id = i.record_ids[1]
            WHERE i.occurred_at IS NOT NULL AND r.occurred_at IS NULL""",
     )
+
+
+def test_members_with_a_default_are_never_missing(con: duckdb.DuckDBPyConnection) -> None:
+    """has_images is always present where its shape is; every source states its compression."""
+    for shape in ("text", "delegation", "subagent_activity", "subagent_report", "context"):
+        none(
+            con,
+            f"SELECT item_id FROM items WHERE semantic.{shape} IS NOT NULL "
+            f"AND semantic.{shape}.has_images IS NULL",
+        )
+    none(con, "SELECT source_id FROM sources WHERE compression IS NULL")

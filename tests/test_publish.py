@@ -13,10 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import corpus_path
+from traceidx.adapters import adapters
 from traceidx.build import build
 from traceidx.dataset import read_manifest
+from traceidx.demo import GENERATORS
 from traceidx.model import TABLES
 from traceidx.query import VIEWS, connect, view_sql
+from traceidx.reports import REPORTS
 from traceidx.schema import table_schema
 
 
@@ -93,7 +96,13 @@ def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in VIEWS:
         assert f"traceidx/sql/views/{name}.sql" in names
-    assert "traceidx/adapters/claude_code.py" in names
+    for name in [*REPORTS, "_scope"]:
+        assert f"traceidx/sql/reports/{name}.sql" in names
+    for runtime in adapters():
+        assert f"traceidx/adapters/{runtime}.py" in names
+    for module in GENERATORS.values():
+        assert f"traceidx/demo/{module}.py" in names
+    assert "traceidx/prices.json" in names
 
 
 def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:

@@ -6,9 +6,20 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """`traceidx.connect` and the `scan_*` helpers, imported on first use (keeps the CLI fast)."""
-    if name == "connect" or name.startswith("scan_"):
-        import importlib
+    """The Python API, imported on first use (keeps the CLI fast).
 
+    * ``connect(dataset=None)``: a DuckDB connection with every view;
+    * ``scan_<view>(dataset=None)`` / ``read_<view>(dataset=None)``: a view as a Polars
+      LazyFrame / DataFrame, nested structs intact (``scan_items()``, ``read_loop_usage()``…);
+    * ``report(name, dataset=None, **params)``: a report as a Polars DataFrame;
+    * ``build(paths, dataset)``: sync a dataset with trace files.
+    """
+    import importlib
+
+    if name in ("connect", "scan", "read") or name.startswith(("scan_", "read_")):
         return getattr(importlib.import_module("traceidx.query"), name)
+    if name == "report":
+        return importlib.import_module("traceidx.reports").report
+    if name == "build":
+        return importlib.import_module("traceidx.build").build
     raise AttributeError(f"module 'traceidx' has no attribute {name!r}")

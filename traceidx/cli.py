@@ -11,7 +11,6 @@ import argparse
 import csv
 import datetime as dt
 import json
-import os
 import sys
 import tempfile
 from collections import Counter
@@ -21,20 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from traceidx import __version__
-from traceidx.dataset import DatasetError, DatasetLocked, read_manifest
+from traceidx.dataset import DatasetError, DatasetLocked, default_dataset, read_manifest
 from traceidx.frame import fingerprint
 from traceidx.model import RUNTIMES
+from traceidx.reports import PERIODS, REPORTS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
-
-
-def default_dataset() -> Path:
-    """`$TRACEIDX_DATASET`, else `$XDG_DATA_HOME/traceidx`, else ~/.local/share/traceidx."""
-    env = os.environ.get("TRACEIDX_DATASET")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / "traceidx"
 
 
 class UsageError(Exception):
@@ -70,8 +61,28 @@ def _cell(value: Any) -> str:
     return str(_jsonable(value))
 
 
-def print_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
-    """Print a result set as a table, JSON (one array of objects) or CSV."""
+def _numeric(value: Any) -> bool:
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+
+
+def totals_row(columns: list[str], rows: list[tuple[Any, ...]], label: str) -> tuple[Any, ...]:
+    """A totals row: sums of the numeric columns (empty where no row had a value)."""
+    out: list[Any] = []
+    for index, _ in enumerate(columns):
+        values = [row[index] for row in rows if row[index] is not None]
+        numeric = values and all(_numeric(v) for v in values)
+        out.append(sum(values) if numeric else None)
+    out[0] = label
+    return tuple(out)
+
+
+def print_rows(
+    columns: list[str], rows: list[tuple[Any, ...]], fmt: str, total: tuple[Any, ...] | None = None
+) -> None:
+    """Print a result set as a table, Markdown, JSON (one array of objects) or CSV.
+
+    `total` (a totals row) is shown by the human formats (table, markdown) only.
+    """
     out = sys.stdout
     if fmt == "json":
         data = [{c: _jsonable(v) for c, v in zip(columns, row, strict=True)} for row in rows]
@@ -83,19 +94,41 @@ def print_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> Non
         writer.writerow(columns)
         writer.writerows([_cell(v) for v in row] for row in rows)
         return
-    cells = [[_cell(v) for v in row] for row in rows]
+    shown = [*rows, total] if total is not None and rows else rows
+    numeric = [
+        any(_numeric(row[i]) for row in rows)
+        and all(row[i] is None or _numeric(row[i]) for row in rows)
+        for i in range(len(columns))
+    ]
+    cells = [[_cell(v) for v in row] for row in shown]
+    if fmt == "markdown":
+        out.write("| " + " | ".join(columns) + " |\n")
+        out.write("|" + "|".join("---:" if n else "---" for n in numeric) + "|\n")
+        for index, row in enumerate(cells):
+            if total is not None and index == len(rows):
+                row = [f"**{v}**" if v else v for v in row]
+            out.write("| " + " | ".join(v.replace("|", "\\|") for v in row) + " |\n")
+        return
     widths = [len(c) for c in columns]
     for row in cells:
         widths = [min(max(w, len(v)), 60) for w, v in zip(widths, row, strict=True)]
-    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
-    out.write(line.rstrip() + "\n")
-    out.write("  ".join("-" * w for w in widths) + "\n")
-    for row in cells:
+
+    def line(values: list[str]) -> str:
         clipped = [
-            (v if len(v) <= w else v[: w - 1] + "…") for v, w in zip(row, widths, strict=True)
+            (v if len(v) <= w else v[: w - 1] + "…") for v, w in zip(values, widths, strict=True)
         ]
-        out.write("  ".join(v.ljust(w) for v, w in zip(clipped, widths, strict=True)).rstrip())
-        out.write("\n")
+        padded = [
+            v.rjust(w) if n else v.ljust(w)
+            for v, w, n in zip(clipped, widths, numeric, strict=True)
+        ]
+        return "  ".join(padded).rstrip() + "\n"
+
+    out.write(line(columns))
+    out.write("  ".join("-" * w for w in widths) + "\n")
+    for index, row in enumerate(cells):
+        if total is not None and index == len(rows):
+            out.write("  ".join("-" * w for w in widths) + "\n")
+        out.write(line(row))
     out.write(f"({len(rows)} row{'s' if len(rows) != 1 else ''})\n")
 
 
@@ -187,6 +220,35 @@ def _manifest(dataset: Path) -> dict[str, Any]:
     if manifest is None:
         raise UsageError(f"{dataset}: no dataset here yet; run `traceidx build` first")
     return manifest
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from traceidx.query import connect
+    from traceidx.reports import ReportError, params, report_summary, run_report
+
+    try:
+        p = params(
+            since=args.since,
+            until=args.until,
+            timezone=args.timezone,
+            runtimes=args.runtime,
+            models=args.model,
+            period=args.period,
+            limit=args.limit,
+            prices=args.prices,
+        )
+        con = connect(args.dataset)
+        rel = run_report(con, args.name, p)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from exc
+    columns, data = list(rel.columns), rel.fetchall()
+    total = totals_row(columns, data, "total") if args.name == "usage" else None
+    if args.format in ("table", "markdown"):
+        span = f"{p.since or 'all time'} … {p.until or 'now'}"
+        sys.stdout.write(f"{args.name}: {report_summary(args.name)}\n")
+        sys.stdout.write(f"({span}, timezone {p.timezone})\n\n")
+    print_rows(columns, data, args.format, total)
+    return EXIT_OK
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
@@ -372,6 +434,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--text-limit", type=int, default=64 * 1024, help="published text bound")
     p.add_argument("--rebuild", action="store_true", help="re-project every source from scratch")
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("report", parents=[common], help="run a report (usage, models, …)")
+    p.add_argument("name", choices=REPORTS, help="the report")
+    p.add_argument("--since", help="first local date included (YYYY-MM-DD)")
+    p.add_argument("--until", help="last local date included (YYYY-MM-DD)")
+    p.add_argument("--timezone", help="IANA zone for dates and periods (default: this machine's)")
+    p.add_argument("--runtime", action="append", choices=RUNTIMES, help="only this runtime")
+    p.add_argument("--model", action="append", help="only this model id (repeatable)")
+    p.add_argument("--period", choices=PERIODS, default="day", help="usage: day, week or month")
+    p.add_argument("--limit", type=int, default=20, help="slowest: how many calls")
+    p.add_argument("--prices", type=Path, help="a prices JSON file overriding the bundled table")
+    p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
         "prune", parents=[common, fmt], help="remove the facts of sources whose files are gone"

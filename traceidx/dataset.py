@@ -63,6 +63,15 @@ def locked(dataset: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def default_dataset() -> Path:
+    """`$TRACEIDX_DATASET`, else `$XDG_DATA_HOME/traceidx`, else ~/.local/share/traceidx."""
+    env = os.environ.get("TRACEIDX_DATASET")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "traceidx"
+
+
 def read_manifest(dataset: Path) -> dict[str, Any] | None:
     """The current manifest, or None when the dataset has never been published."""
     path = dataset / MANIFEST

@@ -33,8 +33,8 @@ EvidenceStrength = Literal["structural", "heuristic"]
 Outcome = Literal["completed", "interrupted", "failed"]
 
 
-class _Struct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
-    """Common base: immutable, strict, absent optional members are omitted when encoded."""
+class _Struct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Common base: immutable and strict (unknown members are refused)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,9 +197,7 @@ class Context(_Struct, frozen=True):
 # Semantic: a discriminated union keyed by role, one Struct per role.
 
 
-class _Semantic(
-    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="role", omit_defaults=True
-):
+class _Semantic(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="role"):
     """Base of every role Struct: the role tag plus the classification's evidence strength."""
 
     evidence_strength: EvidenceStrength

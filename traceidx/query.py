@@ -8,6 +8,7 @@ the manifest's file list, never a glob, so a build in progress is invisible to t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from traceidx.dataset import DatasetError, read_manifest
+from traceidx.dataset import DatasetError, default_dataset, read_manifest
 from traceidx.model import TABLES
 from traceidx.schema import table_schema
 
@@ -43,13 +44,15 @@ def _sql_list(paths: list[Path]) -> str:
     return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
 
 
-def connect(dataset: str | Path, *, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection over a published dataset, with every view registered.
+def connect(
+    dataset: str | Path | None = None, *, database: str = ":memory:"
+) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection over a published dataset (default: the default dataset), with views.
 
     >>> con = traceidx.connect("~/.local/share/traceidx")  # doctest: +SKIP
     >>> con.sql("SELECT model, sum(total) FROM loop_usage GROUP BY 1").show()  # doctest: +SKIP
     """
-    root = Path(dataset).expanduser()
+    root = Path(dataset if dataset is not None else default_dataset()).expanduser()
     manifest = read_manifest(root)
     if manifest is None:
         raise DatasetError(f"{root}: no dataset here yet (run `traceidx build` first)")
@@ -71,46 +74,58 @@ def connect(dataset: str | Path, *, database: str = ":memory:") -> duckdb.DuckDB
     return con
 
 
-def scan(dataset: str | Path, view: str) -> pl.LazyFrame:
-    """A Polars LazyFrame of one view (nested structs intact)."""
-    con = connect(dataset)
-    frame: pl.DataFrame = con.sql(f"SELECT * FROM {view}").pl()
-    return frame.lazy()
+def scan(view: str, dataset: str | Path | None = None) -> pl.LazyFrame:
+    """A lazy Polars frame over one view (nested structs intact; DuckDB streams the rows)."""
+    if view not in VIEWS:
+        raise ValueError(f"no view named {view!r}; views: {', '.join(VIEWS)}")
+    con = connect(dataset if dataset is not None else default_dataset())
+    frame: pl.LazyFrame = con.sql(f"SELECT * FROM {view}").pl(lazy=True)
+    return frame
 
 
-def scan_sources(dataset: str | Path) -> pl.LazyFrame:
-    """Sources as a LazyFrame."""
-    return scan(dataset, "sources")
+def read(view: str, dataset: str | Path | None = None) -> pl.DataFrame:
+    """One view as a Polars DataFrame."""
+    return scan(view, dataset).collect()
 
 
-def scan_records(dataset: str | Path) -> pl.LazyFrame:
-    """Records as a LazyFrame."""
-    return scan(dataset, "records")
+def _scanner(view: str) -> Callable[[str | Path | None], pl.LazyFrame]:
+    def scan_view(dataset: str | Path | None = None) -> pl.LazyFrame:
+        return scan(view, dataset)
+
+    scan_view.__name__ = f"scan_{view}"
+    scan_view.__doc__ = f"The `{view}` view as a Polars LazyFrame (see `traceidx schema`)."
+    return scan_view
 
 
-def scan_sessions(dataset: str | Path) -> pl.LazyFrame:
-    """Sessions as a LazyFrame."""
-    return scan(dataset, "sessions")
+def _reader(view: str) -> Callable[[str | Path | None], pl.DataFrame]:
+    def read_view(dataset: str | Path | None = None) -> pl.DataFrame:
+        return read(view, dataset)
+
+    read_view.__name__ = f"read_{view}"
+    read_view.__doc__ = f"The `{view}` view as a Polars DataFrame."
+    return read_view
 
 
-def scan_loops(dataset: str | Path) -> pl.LazyFrame:
-    """Loops as a LazyFrame."""
-    return scan(dataset, "loops")
-
-
-def scan_items(dataset: str | Path) -> pl.LazyFrame:
-    """Items as a LazyFrame, `semantic` as a nested struct."""
-    return scan(dataset, "items")
-
-
-def scan_tool_calls(dataset: str | Path) -> pl.LazyFrame:
-    """Tool calls with their outputs as a LazyFrame."""
-    return scan(dataset, "tool_calls")
-
-
-def scan_loop_usage(dataset: str | Path) -> pl.LazyFrame:
-    """Per-loop model and usage as a LazyFrame."""
-    return scan(dataset, "loop_usage")
+scan_sources = _scanner("sources")
+scan_records = _scanner("records")
+scan_sessions = _scanner("sessions")
+scan_loops = _scanner("loops")
+scan_items = _scanner("items")
+scan_tool_calls = _scanner("tool_calls")
+scan_loop_usage = _scanner("loop_usage")
+scan_shell_statements = _scanner("shell_statements")
+scan_shell_invocations = _scanner("shell_invocations")
+scan_shell_redirects = _scanner("shell_redirects")
+read_sources = _reader("sources")
+read_records = _reader("records")
+read_sessions = _reader("sessions")
+read_loops = _reader("loops")
+read_items = _reader("items")
+read_tool_calls = _reader("tool_calls")
+read_loop_usage = _reader("loop_usage")
+read_shell_statements = _reader("shell_statements")
+read_shell_invocations = _reader("shell_invocations")
+read_shell_redirects = _reader("shell_redirects")
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:

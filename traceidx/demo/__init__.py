@@ -16,6 +16,7 @@ from pathlib import Path
 GENERATORS: dict[str, str] = {
     "claude_code": "claude",
     "codex": "codex",
+    "dsh": "dsh",
     "pi": "pi",
 }
 

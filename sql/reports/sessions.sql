@@ -1,0 +1,44 @@
+-- sessions: one row per session with loops in scope: runtime, native id, working directory,
+-- start (local time), loops, tokens, tool calls and failures, and its subagent sessions (all
+-- descendants through delegation) with their tokens attributed to it.
+WITH RECURSIVE tree(root, sid, depth) AS (
+    SELECT session_id, session_id, 0 FROM sessions
+    UNION ALL
+    SELECT t.root, s.session_id, t.depth + 1
+    FROM tree AS t
+    JOIN sessions AS s ON s.delegated_from.session_id = t.sid
+    WHERE t.depth < 32
+),
+own AS (
+    SELECT session_id, count(*) AS loops, sum(total) AS tokens, count(total) AS with_usage
+    FROM report_loops GROUP BY session_id
+),
+calls AS (
+    SELECT session_id, count(*) AS tool_calls, count(*) FILTER (WHERE failed) AS failures
+    FROM report_calls GROUP BY session_id
+),
+sub AS (
+    SELECT t.root, count(DISTINCT t.sid) AS subagent_sessions, sum(o.tokens) AS subagent_tokens
+    FROM tree AS t LEFT JOIN own AS o ON o.session_id = t.sid
+    WHERE t.depth > 0
+    GROUP BY t.root
+)
+SELECT
+    s.runtime,
+    s.native_id,
+    s.working_directory,
+    strftime(timezone(getvariable('tz'), s.created_at), '%Y-%m-%d %H:%M:%S') AS started,
+    o.loops,
+    o.tokens,
+    coalesce(c.tool_calls, 0) AS tool_calls,
+    coalesce(c.failures, 0) AS failures,
+    coalesce(sub.subagent_sessions, 0) AS subagent_sessions,
+    sub.subagent_tokens,
+    CASE WHEN o.tokens IS NOT NULL OR sub.subagent_tokens IS NOT NULL
+         THEN coalesce(o.tokens, 0) + coalesce(sub.subagent_tokens, 0) END
+        AS tokens_with_subagents
+FROM sessions AS s
+JOIN own AS o USING (session_id)
+LEFT JOIN calls AS c USING (session_id)
+LEFT JOIN sub ON sub.root = s.session_id
+ORDER BY s.created_at NULLS LAST, s.native_id

@@ -1,0 +1,38 @@
+-- tools: per tool and per shell program: calls, failures and failure rate (over calls whose
+-- outcome is known), exit code mix, and duration median / p90 / max over the calls whose
+-- runtime reported a duration (with_duration says how many). A shell command's outcome counts
+-- for every program it runs.
+WITH per_program AS (
+    SELECT DISTINCT c.item_id, i.program AS name, c.failed, c.exit_code, c.duration_ms
+    FROM report_calls AS c
+    JOIN shell_invocations AS i USING (item_id)
+),
+rows AS (
+    SELECT 'tool' AS kind, coalesce(tool_name, '') AS name, failed, exit_code, duration_ms
+    FROM report_calls
+    UNION ALL
+    SELECT 'program', name, failed, exit_code, duration_ms FROM per_program
+),
+codes AS (
+    SELECT kind, name,
+           string_agg(exit_code || '×' || n, ' ' ORDER BY n DESC, exit_code) AS exit_codes
+    FROM (SELECT kind, name, exit_code, count(*) AS n FROM rows
+          WHERE exit_code IS NOT NULL GROUP BY ALL)
+    GROUP BY ALL
+)
+SELECT
+    r.kind,
+    r.name,
+    count(*) AS calls,
+    count(*) FILTER (WHERE r.failed) AS failures,
+    count(r.failed) AS with_status,
+    round(count(*) FILTER (WHERE r.failed) / nullif(count(r.failed), 0), 4) AS failure_rate,
+    any_value(c.exit_codes) AS exit_codes,
+    count(r.duration_ms) AS with_duration,
+    round(median(r.duration_ms), 1) AS duration_ms_median,
+    round(quantile_cont(r.duration_ms, 0.9), 1) AS duration_ms_p90,
+    max(r.duration_ms) AS duration_ms_max
+FROM rows AS r
+LEFT JOIN codes AS c USING (kind, name)
+GROUP BY r.kind, r.name
+ORDER BY r.kind DESC, calls DESC, r.name
