@@ -244,11 +244,21 @@ def _manifest_totals(runtime: str) -> dict[str, int]:
         for session in PI:
             for turn in prompt_turns(session):
                 add(pi_usage(turn))
+    elif runtime == "dsh":
+        from tests.test_dsh_ground_truth import SESSIONS as DSH
+        from tests.test_dsh_ground_truth import compaction_calls
+        from tests.test_dsh_ground_truth import normalised_usage as dsh_usage
+
+        for session in DSH:
+            extra = compaction_calls(session)
+            for turn in session["turns"]:
+                add(dsh_usage(turn["requests"] + extra.get(turn["index"], [])))
     return dict(totals)
 
 
 @pytest.mark.parametrize(
-    ("runtime", "folder"), [("claude_code", "claude"), ("codex", "codex"), ("pi", "pi")]
+    ("runtime", "folder"),
+    [("claude_code", "claude"), ("codex", "codex"), ("pi", "pi"), ("dsh", "dsh")],
 )
 def test_usage_totals_equal_the_runtimes_ground_truth(
     runtime: str, folder: str, tmp_path: Path
