@@ -265,9 +265,10 @@ def test_times_are_runtime_times_not_index_times(con: duckdb.DuckDBPyConnection)
 def test_members_with_a_default_are_never_missing(con: duckdb.DuckDBPyConnection) -> None:
     """has_images is always present where its shape is; every source states its compression."""
     for shape in ("text", "delegation", "subagent_activity", "subagent_report", "context"):
+        roles = ", ".join(f"'{r}'" for r, s in SHAPE_BY_ROLE.items() if s == shape)
         none(
             con,
-            f"SELECT item_id FROM items WHERE semantic.{shape} IS NOT NULL "
+            f"SELECT item_id FROM items WHERE semantic.role IN ({roles}) "
             f"AND semantic.{shape}.has_images IS NULL",
         )
     none(con, "SELECT source_id FROM sources WHERE compression IS NULL")

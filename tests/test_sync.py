@@ -210,3 +210,32 @@ def test_parallel_and_serial_builds_agree(tmp_path: Path, jobs: int) -> None:
     build([traces], serial, jobs=1)
     build([traces], other, jobs=jobs)
     assert _parts(serial) == _parts(other)
+
+
+def test_links_follow_the_linked_session_appearing_and_going(tmp_path: Path) -> None:
+    traces = _copy(tmp_path, "generated", "claude", "s1-fjord")
+    children = sorted(p for p in traces.rglob("*.jsonl") if "subagents" in p.parts)
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    for child in children:
+        child.rename(hidden / child.name)
+    dataset = tmp_path / "ds"
+    build([traces], dataset, jobs=1)
+    links = (
+        "SELECT count(linked_session_id), count(semantic.delegation.child_session_id) "
+        "FROM items WHERE semantic.role = 'agent.delegation' "
+        "AND linked_session_id <> session_id"  # the parent's delegations, not a child's own
+    )
+    stated, resolved = connect(dataset).execute(links).fetchall()[0]
+    assert stated > 0 and resolved == 0  # the children are not in the dataset yet
+    for child in children:
+        (hidden / child.name).rename(child)
+    report = build([traces], dataset, jobs=1)
+    assert report.actions["new"] == len(children)
+    assert connect(dataset).execute(links).fetchall()[0] == (stated, stated)
+    for child in children:
+        child.unlink()
+    build([traces], dataset, jobs=1)
+    assert connect(dataset).execute(links).fetchall()[0] == (stated, stated)  # kept: missing
+    prune(dataset)
+    assert connect(dataset).execute(links).fetchall()[0] == (stated, 0)

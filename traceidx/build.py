@@ -43,6 +43,8 @@ from traceidx.dataset import (
 from traceidx.discover import default_roots, discover
 from traceidx.encode import IdGuard, check_part, encode_rows, source_rows
 from traceidx.ingest import Settings, ingest
+from traceidx.links import parts_linking
+from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
 from traceidx.staging import Stage
 from traceidx.sync import Decision, decide, head_fingerprint, records_digest
@@ -303,6 +305,14 @@ def build(
         return _Sync(dataset, previous, settings, record, jobs, rebuild, progress).run(paths)
 
 
+def _sessions_of(entries: dict[str, dict[str, Any]]) -> set[int]:
+    return {
+        int(e["session_id"])
+        for e in entries.values()
+        if e.get("state") == "indexed" and e.get("session_id") is not None
+    }
+
+
 class _Sync:
     """One build's state."""
 
@@ -434,13 +444,27 @@ class _Sync:
 
     def _publish(self) -> None:
         parts: dict[str, dict[str, str]] = {k: dict(v) for k, v in self.previous["parts"].items()}
-        affected = sorted(set(self.drop) | self.stage.partitions)
-        for partition in affected:
+        known = _sessions_of(self.entries)
+        affected = set(self.drop) | self.stage.partitions
+        appeared_or_gone = known ^ _sessions_of(self.known)
+        if appeared_or_gone:  # items linking to them must be re-resolved
+            candidates = {
+                str(self.dataset / p["items"]): key
+                for key, p in parts.items()
+                if "items" in p and Partition.from_key(key) not in affected
+            }
+            changed = pa.array(sorted(appeared_or_gone), pa.int64())
+            for path in parts_linking(sorted(candidates), changed):
+                affected.add(Partition.from_key(candidates[path]))
+        known_ids = pa.array(sorted(known), pa.int64())
+        for partition in sorted(affected):
             drop = pa.array(sorted(self.drop.get(partition, ())), pa.int64())
             old = parts.pop(partition.key, {})
             new: dict[str, str] = {}
             for table in TABLES:
                 data = self.stage.assemble(partition, table, old.get(table), drop)
+                if table == "items":
+                    data = resolve_links(data, known_ids)
                 if data.num_rows:
                     check_part(table, data)
                     new[table] = self.stage.write(partition, table, data)

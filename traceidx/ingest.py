@@ -224,8 +224,13 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
     draft = run.adapter.finish()
     result.unknown_types = dict(draft.unknown_types)
     assert result.runtime is not None
+    times = {r.source_position: r.occurred_at for r in result.records if r.occurred_at is not None}
     projection = project(
-        draft, runtime=result.runtime, source_id=run.source_id, text_limit=settings.text_limit
+        draft,
+        runtime=result.runtime,
+        source_id=run.source_id,
+        text_limit=settings.text_limit,
+        times=times,
     )
     if projection is None:
         return _skip(result, f"{result.runtime}: no record states a session identity")

@@ -468,6 +468,8 @@ class Loop(_Struct, frozen=True):
     end: LoopEnd | None = None
     model: LoopModel | None = None
     usage: Usage | None = None
+    started_at: EpochMs | None = None
+    ended_at: EpochMs | None = None
 
 
 class Item(_Struct, frozen=True):
@@ -481,6 +483,7 @@ class Item(_Struct, frozen=True):
     loop_id: Id | None = None
     loop_position: U64 | None = None
     occurred_at: EpochMs | None = None
+    linked_session_id: Id | None = None
 
 
 TABLES: dict[str, type[msgspec.Struct]] = {
@@ -527,6 +530,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "loop_id": "opaque id of the outer agent execution",
         "session_id": "the Session the loop belongs to",
         "source_id": "the Source whose records support the loop (operational)",
+        "started_at": "runtime time of the start record (operational; absent if it has none)",
+        "ended_at": "runtime time of the end record (operational; absent if none)",
         "session_position": "0-based order of the loop in its session",
         "start_record_id": "record proving the execution started",
         "native_id": "the runtime's own id for the execution, if any",
@@ -538,6 +543,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "item_id": "opaque id of the fact",
         "session_id": "the Session the fact belongs to",
         "source_id": "the Source whose records support the fact (operational)",
+        "linked_session_id": "the Session the fact names (delegation child, subagent, report "
+        "source), as the trace states it, whether or not it is in the dataset (operational)",
         "record_ids": "records supporting the fact",
         "semantic": "role, evidence strength and the one value shape of the fact",
         "loop_id": "the Loop the fact belongs to, when the trace supports it",

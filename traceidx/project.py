@@ -28,6 +28,7 @@ from traceidx.model import (
     Semantic,
     Session,
     SessionRef,
+    role_of,
 )
 from traceidx.rules import sum_usage
 from traceidx.shell import parse_shell
@@ -56,8 +57,12 @@ def project(
     runtime: str,
     source_id: int,
     text_limit: int = DEFAULT_TEXT_LIMIT,
+    times: dict[int, int] | None = None,
 ) -> Projection | None:
-    """Domain objects of a draft; None when the draft established no Session."""
+    """Domain objects of a draft; None when the draft established no Session.
+
+    `times` maps record positions to the runtime time written on them (for loop times).
+    """
     if draft.session is None:
         return None
     ds = draft.session
@@ -82,14 +87,21 @@ def project(
     )
     loop_ids = {id(loop): ids.loop_id(source_id, loop.start) for loop in draft.loops}
     loops = [
-        _loop(loop, loop_ids[id(loop)], session_id, position, source_id)
+        _loop(loop, loop_ids[id(loop)], session_id, position, source_id, times or {})
         for position, loop in enumerate(draft.loops)
     ]
     items = _items(draft.items, loop_ids, session_id, source_id, runtime, text_limit)
     return Projection(session, loops, items)
 
 
-def _loop(draft: DraftLoop, loop_id: int, session_id: int, position: int, source: int) -> Loop:
+def _loop(
+    draft: DraftLoop,
+    loop_id: int,
+    session_id: int,
+    position: int,
+    source: int,
+    times: dict[int, int],
+) -> Loop:
     end = None
     if draft.end is not None:
         end = LoopEnd(record_id=ids.record_id(source, draft.end), outcome=draft.outcome)  # type: ignore[arg-type]
@@ -106,6 +118,8 @@ def _loop(draft: DraftLoop, loop_id: int, session_id: int, position: int, source
         end=end,
         model=model,
         usage=sum_usage(draft.usage),
+        started_at=times.get(draft.start),
+        ended_at=times.get(draft.end) if draft.end is not None else None,
     )
 
 
@@ -147,9 +161,16 @@ def _items(
                 loop_id=loop_id,
                 loop_position=loop_position,
                 occurred_at=draft.occurred_at,
+                linked_session_id=_linked(semantic),
             )
         )
     return items
+
+
+def _linked(semantic: Semantic) -> int | None:
+    member = _SESSION_REF_MEMBER.get(role_of(type(semantic)))
+    value = getattr(semantic.value, member) if member else None
+    return value if isinstance(value, int) else None
 
 
 def _semantic(draft: DraftItem, calls: dict[str, int], runtime: str, limit: int) -> Semantic:

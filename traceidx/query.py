@@ -9,6 +9,7 @@ the manifest's file list, never a glob, so a build in progress is invisible to t
 from __future__ import annotations
 
 from collections.abc import Callable
+import contextlib
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,8 @@ def connect(
         raise DatasetError(f"{root}: no dataset here yet (run `traceidx build` first)")
     con = duckdb.connect(database)
     con.execute("SET TimeZone = 'UTC'")
+    with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets it is off anyway
+        con.execute("SET enable_progress_bar = false")
     for table in TABLES:
         files = [root / f for f in manifest["tables"].get(table, [])]
         if files:

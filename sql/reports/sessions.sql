@@ -10,7 +10,7 @@ WITH RECURSIVE tree(root, sid, depth) AS (
     WHERE t.depth < 32
 ),
 own AS (
-    SELECT session_id, count(*) AS loops, sum(total) AS tokens, count(total) AS with_usage
+    SELECT session_id, count(*) AS loops, sum(total)::BIGINT AS tokens, count(total) AS with_usage
     FROM report_loops GROUP BY session_id
 ),
 calls AS (
@@ -18,7 +18,7 @@ calls AS (
     FROM report_calls GROUP BY session_id
 ),
 sub AS (
-    SELECT t.root, count(DISTINCT t.sid) AS subagent_sessions, sum(o.tokens) AS subagent_tokens
+    SELECT t.root, count(DISTINCT t.sid) AS subagent_sessions, sum(o.tokens)::BIGINT AS subagent_tokens
     FROM tree AS t LEFT JOIN own AS o ON o.session_id = t.sid
     WHERE t.depth > 0
     GROUP BY t.root

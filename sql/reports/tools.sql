@@ -2,10 +2,15 @@
 -- outcome is known), exit code mix, and duration median / p90 / max over the calls whose
 -- runtime reported a duration (with_duration says how many). A shell command's outcome counts
 -- for every program it runs.
-WITH per_program AS (
-    SELECT DISTINCT c.item_id, i.program AS name, c.failed, c.exit_code, c.duration_ms
+WITH invocations AS (
+    SELECT item_id, unnest(statement.invocations).program AS name
+    FROM shell_statements
+    WHERE item_id IN (SELECT item_id FROM report_calls)
+),
+per_program AS (
+    SELECT DISTINCT c.item_id, i.name, c.failed, c.exit_code, c.duration_ms
     FROM report_calls AS c
-    JOIN shell_invocations AS i USING (item_id)
+    JOIN invocations AS i USING (item_id)
 ),
 rows AS (
     SELECT 'tool' AS kind, coalesce(tool_name, '') AS name, failed, exit_code, duration_ms

@@ -1,0 +1,90 @@
+"""Session links inside items, resolved at publication against the sessions the dataset holds.
+
+An item that names another Session (a delegation's child, a subagent's session, a report's
+source) keeps the id the trace states in the operational column ``linked_session_id``. Its
+semantic member (``child_session_id`` / ``subagent_session_id`` / ``source_session_id``) is
+published only while that Session exists in the dataset, as the contract requires; an
+unresolved link reads as absent and the native reference stays in the Record.
+
+Resolving when a part is written (rather than in the ``items`` view) keeps ``items`` a plain
+scan of Parquet, so filters on ``semantic`` push down into the files. Links stay right when
+only one side changes because a build rewrites every part holding an item whose linked
+Session appeared or disappeared in that build (see traceidx.build).
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+#: semantic child -> its session reference member
+LINK_MEMBERS = {
+    "delegation": "child_session_id",
+    "subagent_activity": "subagent_session_id",
+    "subagent_report": "source_session_id",
+}
+
+_RESOLVE = """
+SELECT * EXCLUDE (k_sid) REPLACE (
+    CASE
+        WHEN semantic.delegation IS NOT NULL THEN struct_update(
+            semantic, delegation := struct_update(semantic.delegation, child_session_id := k_sid))
+        WHEN semantic.subagent_activity IS NOT NULL THEN struct_update(
+            semantic, subagent_activity := struct_update(
+                semantic.subagent_activity, subagent_session_id := k_sid))
+        WHEN semantic.subagent_report IS NOT NULL THEN struct_update(
+            semantic, subagent_report := struct_update(
+                semantic.subagent_report, source_session_id := k_sid))
+        ELSE semantic
+    END AS semantic)
+FROM (SELECT t.*, k.sid AS k_sid FROM t LEFT JOIN k ON k.sid = t.linked_session_id)
+ORDER BY _row
+"""
+
+
+def _published_links(items: pa.Table) -> pa.Array:
+    semantic = items.column("semantic").combine_chunks()
+    out: pa.Array | None = None
+    for child, member in LINK_MEMBERS.items():
+        values = pc.struct_field(pc.struct_field(semantic, child), member)
+        out = values if out is None else pc.coalesce(out, values)
+    assert out is not None
+    return out
+
+
+def resolve(items: pa.Table, known: pa.Array) -> pa.Table:
+    """`items` with every link member set to its linked Session if `known`, else absent."""
+    if items.num_rows == 0:
+        return items
+    linked = items.column("linked_session_id")
+    desired = pc.if_else(pc.is_in(linked, value_set=known), linked, pa.scalar(None, pa.int64()))
+    current = _published_links(items)
+    stale = pc.invert(pc.fill_null(pc.equal(current, desired), False))
+    stale = pc.and_(stale, pc.or_(pc.is_valid(current), pc.is_valid(desired)))
+    if not pc.any(stale).as_py():
+        return items
+    rows = pa.array(range(items.num_rows), pa.int64())
+    numbered = items.append_column("_row", rows)
+    fix = numbered.filter(stale)
+    con = duckdb.connect()
+    con.register("t", fix)
+    con.register("k", pa.table({"sid": known}))
+    fixed: pa.Table = con.sql(_RESOLVE).to_arrow_table()
+    con.close()
+    keep = numbered.filter(pc.invert(stale))
+    merged = pa.concat_tables([keep, fixed.cast(keep.schema)])
+    order = pc.sort_indices(merged.column("_row"))
+    return merged.take(order).drop_columns(["_row"])
+
+
+def parts_linking(paths: list[str], sessions: pa.Array) -> list[str]:
+    """Which of the given item parts hold an item linked to one of `sessions`."""
+    import pyarrow.parquet as pq
+
+    hits = []
+    for path in paths:
+        linked = pq.read_table(path, columns=["linked_session_id"]).column("linked_session_id")
+        if pc.any(pc.is_in(linked, value_set=sessions)).as_py():
+            hits.append(path)
+    return hits
