@@ -18,8 +18,8 @@ demo: $(STAMP)
 	$(BIN)/traceidx demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check traceidx tests benchmarks
-	$(BIN)/ruff format --check traceidx tests benchmarks
+	$(BIN)/ruff check traceidx tests benchmarks notebooks
+	$(BIN)/ruff format --check traceidx tests benchmarks notebooks
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

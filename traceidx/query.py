@@ -8,8 +8,8 @@ the manifest's file list, never a glob, so a build in progress is invisible to t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import contextlib
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
