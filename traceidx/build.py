@@ -23,7 +23,7 @@ import os
 import signal
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -457,9 +457,10 @@ class _Sync:
             for path in parts_linking(sorted(candidates), changed):
                 affected.add(Partition.from_key(candidates[path]))
         known_ids = pa.array(sorted(known), pa.int64())
-        for partition in sorted(affected):
+
+        def rewrite(partition: Partition) -> dict[str, str]:
             drop = pa.array(sorted(self.drop.get(partition, ())), pa.int64())
-            old = parts.pop(partition.key, {})
+            old = self.previous["parts"].get(partition.key, {})
             new: dict[str, str] = {}
             for table in TABLES:
                 data = self.stage.assemble(partition, table, old.get(table), drop)
@@ -469,6 +470,13 @@ class _Sync:
                     check_part(table, data)
                     new[table] = self.stage.write(partition, table, data)
                     fault_point("write")
+            return new
+
+        # Arrow and Parquet release the GIL: threads write partitions side by side.
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            written = list(pool.map(rewrite, sorted(affected)))
+        for partition, new in zip(sorted(affected), written, strict=True):
+            parts.pop(partition.key, None)
             if new:
                 parts[partition.key] = new
         manifest = new_manifest(self.previous, self.generation, parts, self.entries, self.record)

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, cast
 
 from traceidx import ids
@@ -28,6 +29,7 @@ from traceidx.model import (
     Semantic,
     Session,
     SessionRef,
+    ShellFragment,
     role_of,
 )
 from traceidx.rules import sum_usage
@@ -167,6 +169,12 @@ def _items(
     return items
 
 
+@lru_cache(maxsize=4096)
+def _parse_shell(command: str, limit: int) -> tuple[ShellFragment, ...]:
+    """Shell structure of a command; agents repeat commands, and the result is immutable."""
+    return parse_shell(command, text_limit=limit)
+
+
 def _linked(semantic: Semantic) -> int | None:
     member = _SESSION_REF_MEMBER.get(role_of(type(semantic)))
     value = getattr(semantic.value, member) if member else None
@@ -184,7 +192,7 @@ def _semantic(draft: DraftItem, calls: dict[str, int], runtime: str, limit: int)
     if draft.session_ref is not None and role in _SESSION_REF_MEMBER:
         value[_SESSION_REF_MEMBER[role]] = ids.session_id(runtime, draft.session_ref)
     if draft.shell_command is not None and role == "agent.tool_call":
-        fragments = parse_shell(draft.shell_command, text_limit=limit)
+        fragments = _parse_shell(draft.shell_command, limit)
         if fragments:
             role = "agent.tool_call.shell"
             value["shell_fragments"] = fragments

@@ -114,4 +114,14 @@ def to_row(obj: msgspec.Struct) -> dict[str, Any]:
 
 def to_table(table: str, objs: list[Any]) -> pa.Table:
     """An Arrow table of domain objects of one kind."""
-    return pa.Table.from_pylist([to_row(o) for o in objs], schema=table_schema(table))
+    rows: list[dict[str, Any]] = msgspec.to_builtins(objs)
+    if table == "items":
+        for row in rows:
+            semantic = row["semantic"]
+            role = semantic["role"]
+            row["semantic"] = {
+                "role": role,
+                "evidence_strength": semantic["evidence_strength"],
+                SHAPE_BY_ROLE[role]: semantic["value"],
+            }
+    return pa.Table.from_pylist(rows, schema=table_schema(table))
