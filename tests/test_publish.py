@@ -125,8 +125,10 @@ def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None
     assert encoded is not None
     guard = IdGuard()
     guard.check(encoded[1])
-    with pytest.raises(IdCollision):  # the same ids again, as if another file had them
-        guard.check(encoded[1])
+    guard.finish()
+    guard.check(encoded[1])  # the same ids again, as if another file had them
+    with pytest.raises(IdCollision):
+        guard.finish()
     items = encoded[1]["items"]
     with pytest.raises(IdCollision):
         check_part("items", pa.concat_tables([items, items]))

@@ -77,8 +77,20 @@ def _assert_matches(command: str, expected: dict[str, Any]) -> None:
 # Golden files
 
 
+DEVIATIONS_FILE = Path(__file__).parent / "data" / "shell" / "reviewed_deviations.json"
+DEVIATIONS: dict[str, str] = {
+    k: v for k, v in json.loads(DEVIATIONS_FILE.read_text("utf-8")).items() if k != "_doc"
+}
+
+
 @pytest.mark.parametrize(("command", "expected"), _golden(REFERENCE_FILE))
 def test_reference_expectations(command: str, expected: dict[str, Any]) -> None:
+    if command in DEVIATIONS:  # reviewed: our reading is pinned by the own file instead
+        with pytest.raises(AssertionError):
+            _assert_matches(command, expected)
+        own = [case.values[0] for case in _golden(OWN_FILE)]
+        assert command in own, f"deviation without an own expectation: {command!r}"
+        return
     _assert_matches(command, expected)
 
 
@@ -219,12 +231,12 @@ def test_pipeline_with_stderr_pipe() -> None:
 
 
 def test_compound_stage_shares_position() -> None:
-    assert _pipes("(a; b) | c") == [(0, 0), (0, 0), (0, 1)]
-    assert _pipes("a | { b; c; } |& d") == [(0, 0), (0, 1), (0, 1), (0, 2)]
+    assert _pipes("(a; b) | c") == [(0, 0), (0, 0), (0, 0), (0, 1)]
+    assert _pipes("a | { b; c; } |& d") == [(0, 0), (0, 1), (0, 1), (0, 1), (0, 2)]
 
 
 def test_nested_pipeline_in_subshell_is_separate() -> None:
-    assert _pipes("a | (b | c) | d") == [(0, 0), (1, 0), (1, 1), (0, 2)]
+    assert _pipes("a | (b | c) | d") == [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2)]
 
 
 def test_comment_in_pipeline_is_not_a_stage() -> None:
@@ -337,11 +349,19 @@ def test_extra_destination_words_are_arguments() -> None:
     assert (redirect.target, redirect.range.start, redirect.range.end) == ("a", 5, 8)
 
 
-def test_redirect_after_list_is_lost() -> None:
-    # Reference quirk kept: the grammar binds `2>&1` to the whole `&&` list (pinned).
-    assert _redirects("cd /repo && cargo build 2>&1 | tail -n 20") == []
-    assert _redirects("cd x && make > log 2>&1") == []
-    assert _redirects("{ a; b; } > out") == []
+def test_redirect_after_list_belongs_to_its_last_command() -> None:
+    # The grammar binds `2>&1` to the whole `&&` list; bash binds it to the last command.
+    command = "cd /repo && cargo build 2>&1 | tail -n 20"
+    statements = _statements(command)
+    assert [len(s.redirects) for s in statements] == [0, 1, 0]
+    assert _redirects(command) == [("2", ">&", "1")]
+    assert [len(s.redirects) for s in _statements("cd x && make > log 2>&1")] == [0, 2]
+
+
+def test_redirect_after_a_group_belongs_to_the_group() -> None:
+    statements = _statements("{ a; b; } > out")
+    assert [len(s.redirects) for s in statements] == [1, 0, 0]
+    assert statements[0].invocations == ()
 
 
 def test_redirect_inside_quotes_is_an_argument() -> None:
@@ -354,25 +374,31 @@ def test_redirect_inside_quotes_is_an_argument() -> None:
 # Compound statements and nesting
 
 
-def test_subshell_statements_have_no_parent() -> None:
+def test_subshell_statements_nest_in_the_subshell() -> None:
     command = "(cd sub && make); echo done"
     statements = _statements(command)
-    assert [_slice(command, s) for s in statements] == ["cd sub", "make", "echo done"]
-    assert [s.parent_position for s in statements] == [None, None, None]
-    # Reference quirk kept: a subshell sibling is not a statement, so `echo` reports first.
-    assert [s.connector for s in statements] == [None, "&&", None]
+    assert [_slice(command, s) for s in statements] == [
+        "(cd sub && make)",
+        "cd sub",
+        "make",
+        "echo done",
+    ]
+    assert [s.parent_position for s in statements] == [None, 0, 0, None]
+    assert [s.connector for s in statements] == [None, None, "&&", ";"]
+    assert statements[0].invocations == ()
 
 
 def test_group_statements() -> None:
     command = "{ a; b; }"
     statements = _statements(command)
-    assert [_slice(command, s) for s in statements] == ["a", "b"]
-    assert [s.connector for s in statements] == [None, ";"]
+    assert [_slice(command, s) for s in statements] == [command, "a", "b"]
+    assert [s.parent_position for s in statements] == [None, 0, 0]
+    assert [s.connector for s in statements] == [None, None, ";"]
 
 
 def test_subshell_inside_if_has_parent() -> None:
     statements = _statements("if x; then (a; b); fi")
-    assert [s.parent_position for s in statements] == [None, 0, 0, 0]
+    assert [s.parent_position for s in statements] == [None, 0, 0, 2, 2]
 
 
 def test_if_elif_else() -> None:

@@ -394,6 +394,7 @@ class _Sync:
                 self._consume(outcome)
                 if self.progress is not None:
                     self.progress(done, total, outcome)
+        guard.finish()
         self._resolve_moves()
         report.sources = self.entries
         changed = bool(self.drop or self.stage.partitions) or self._flags_changed()

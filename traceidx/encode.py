@@ -59,14 +59,16 @@ def encode_source(result: SourceResult) -> tuple[Partition, dict[str, pa.Table]]
 class IdGuard:
     """Refuses a build in which two facts of one table share an id.
 
-    It sees every row a build publishes anew, and the kept rows of every part it rewrites;
-    rows in parts a build does not touch were checked when they were published.
+    It sees every row a build publishes anew (keeping only the id columns, 8 bytes per row,
+    and checking them together at the end), and the kept rows of every part it rewrites
+    (`check_part`); rows in parts a build does not touch were checked when published.
     """
 
     def __init__(self) -> None:
-        self._seen: dict[str, set[int]] = defaultdict(set)
+        self._ids: dict[str, list[pa.ChunkedArray]] = defaultdict(list)
 
     def check(self, tables: dict[str, pa.Table]) -> None:
+        """Take the ids of a batch of new rows (refusing duplicates within it at once)."""
         for table, column in ID_COLUMNS.items():
             data = tables.get(table)
             if data is None or data.num_rows == 0:
@@ -74,11 +76,16 @@ class IdGuard:
             values = data.column(column)
             if pc.count_distinct(values).as_py() != len(values):
                 raise IdCollision(f"{table}: an id names two facts; nothing was published")
-            seen = self._seen[table]
-            fresh = values.to_pylist()
-            if not seen.isdisjoint(fresh):
+            # copied: the column may share its buffer with the whole batch it came in
+            memory = pa.default_cpu_memory_manager()
+            self._ids[table].append(pa.chunked_array([c.copy_to(memory) for c in values.chunks]))
+
+    def finish(self) -> None:
+        """Refuse duplicates across every batch of the build."""
+        for table, chunks in self._ids.items():
+            values = pa.chunked_array([c for chunked in chunks for c in chunked.chunks])
+            if pc.count_distinct(values).as_py() != len(values):
                 raise IdCollision(f"{table}: an id names two facts; nothing was published")
-            seen.update(fresh)
 
 
 def check_part(table: str, data: pa.Table) -> None:

@@ -23,7 +23,7 @@ from traceidx.dataset import STAGING_PREFIX, Partition
 from traceidx.schema import table_schema
 
 #: spill staged rows to disk beyond this many bytes of Arrow buffers
-DEFAULT_BUDGET = 192 << 20
+DEFAULT_BUDGET = 96 << 20
 PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd", "write_statistics": True}
 
 
