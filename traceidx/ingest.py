@@ -231,6 +231,7 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
         source_id=run.source_id,
         text_limit=settings.text_limit,
         times=times,
+        record_ids=[r.record_id for r in result.records],
     )
     if projection is None:
         return _skip(result, f"{result.runtime}: no record states a session identity")

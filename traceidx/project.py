@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
@@ -60,26 +61,35 @@ def project(
     source_id: int,
     text_limit: int = DEFAULT_TEXT_LIMIT,
     times: dict[int, int] | None = None,
+    record_ids: list[int] | None = None,
 ) -> Projection | None:
     """Domain objects of a draft; None when the draft established no Session.
 
-    `times` maps record positions to the runtime time written on them (for loop times).
+    `times` maps record positions to the runtime time written on them (for loop times);
+    `record_ids` (optional) lists the source's record ids by position, saving their hashing.
     """
     if draft.session is None:
         return None
     ds = draft.session
+    known_ids = record_ids or []
+
+    def rid(position: int) -> int:
+        if position < len(known_ids):
+            return known_ids[position]
+        return ids.record_id(source_id, position)
+
     session_id = ids.session_id(runtime, ds.native_id)
 
     def ref(pair: tuple[str, int] | None) -> SessionRef | None:
         if pair is None or pair[0] == ds.native_id:
             return None
-        return SessionRef(ids.session_id(runtime, pair[0]), ids.record_id(source_id, pair[1]))
+        return SessionRef(ids.session_id(runtime, pair[0]), rid(pair[1]))
 
     session = Session(
         session_id=session_id,
         runtime=runtime,  # type: ignore[arg-type]
         native_id=ds.native_id,
-        identity_record_id=ids.record_id(source_id, ds.identity_record),
+        identity_record_id=rid(ds.identity_record),
         source_ids=(source_id,),
         created_at=ds.created_at,
         name=ds.name,
@@ -89,10 +99,10 @@ def project(
     )
     loop_ids = {id(loop): ids.loop_id(source_id, loop.start) for loop in draft.loops}
     loops = [
-        _loop(loop, loop_ids[id(loop)], session_id, position, source_id, times or {})
+        _loop(loop, loop_ids[id(loop)], session_id, position, source_id, times or {}, rid)
         for position, loop in enumerate(draft.loops)
     ]
-    items = _items(draft.items, loop_ids, session_id, source_id, runtime, text_limit)
+    items = _items(draft.items, loop_ids, session_id, source_id, runtime, text_limit, rid)
     return Projection(session, loops, items)
 
 
@@ -103,10 +113,11 @@ def _loop(
     position: int,
     source: int,
     times: dict[int, int],
+    rid: Callable[[int], int],
 ) -> Loop:
     end = None
     if draft.end is not None:
-        end = LoopEnd(record_id=ids.record_id(source, draft.end), outcome=draft.outcome)  # type: ignore[arg-type]
+        end = LoopEnd(record_id=rid(draft.end), outcome=draft.outcome)  # type: ignore[arg-type]
     model = None
     if draft.model_id:
         model = LoopModel(draft.model_id, draft.effort, draft.context_window)
@@ -115,7 +126,7 @@ def _loop(
         session_id=session_id,
         source_id=source,
         session_position=position,
-        start_record_id=ids.record_id(source, draft.start),
+        start_record_id=rid(draft.start),
         native_id=draft.native_id,
         end=end,
         model=model,
@@ -132,6 +143,7 @@ def _items(
     source_id: int,
     runtime: str,
     text_limit: int,
+    rid: Callable[[int], int],
 ) -> list[Item]:
     ordinals: dict[int, int] = {}
     item_ids: list[int] = []
@@ -158,7 +170,7 @@ def _items(
                 item_id=item_id,
                 session_id=session_id,
                 source_id=source_id,
-                record_ids=tuple(ids.record_id(source_id, p) for p in sorted(set(draft.records))),
+                record_ids=tuple(rid(p) for p in sorted(set(draft.records))),
                 semantic=semantic,
                 loop_id=loop_id,
                 loop_position=loop_position,

@@ -270,8 +270,10 @@ class _Walk:
 def _function_body(node: Node) -> bool:
     """A function's ``{ … }`` body (the function definition is the statement)."""
     parent = node.parent
-    return node.type == "compound_statement" and parent is not None and (
-        parent.type == "function_definition"
+    return (
+        node.type == "compound_statement"
+        and parent is not None
+        and (parent.type == "function_definition")
     )
 
 
