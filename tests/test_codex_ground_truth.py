@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.facts import dict_rows
 from traceidx.build import build
 from traceidx.query import connect
 
@@ -78,11 +79,6 @@ class Published:
         return list(zip(turns, loops, strict=True))
 
 
-def _dicts(con: Any, sql: str) -> list[dict[str, Any]]:
-    rel = con.sql(sql)
-    return [dict(zip(rel.columns, row, strict=True)) for row in rel.fetchall()]
-
-
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
     dataset = tmp_path_factory.mktemp("codex-ground-truth") / "dataset"
@@ -94,19 +90,19 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
     try:
         sessions = {
             r["native_id"]: r
-            for r in _dicts(
+            for r in dict_rows(
                 con, "SELECT session_id, native_id, runtime, working_directory FROM sessions"
             )
         }
         loops: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for row in _dicts(
+        for row in dict_rows(
             con,
             'SELECT loop_id, session_id, native_id, "end", model, usage FROM loops '
             "ORDER BY session_id, session_position",
         ):
             loops[row["session_id"]].append(row)
         items: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for row in _dicts(
+        for row in dict_rows(
             con,
             "SELECT loop_id, session_id, semantic.role AS role, "
             "coalesce(semantic.text.text.value, semantic.delegation.text.value) AS text "
@@ -114,7 +110,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
         ):
             items[row["loop_id"]].append(row)
         calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for row in _dicts(
+        for row in dict_rows(
             con,
             "SELECT t.*, i.loop_position FROM tool_calls t JOIN items i USING (item_id) "
             "ORDER BY t.loop_id, i.loop_position",

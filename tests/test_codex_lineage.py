@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import corpus_path
+from tests.facts import dict_rows
 from traceidx.adapters.codex import CodexAdapter
 from traceidx.build import build
 from traceidx.query import connect
@@ -30,11 +31,6 @@ PUBLIC_PARENT = "019ede24-67de-7b11-b46f-7922530907a9"
 PUBLIC_CHILDREN = {"019ede26-ff03-7a82-bb34-cfab716a498a", "019ede26-fff1-7790-ad39-a8a29eda9af4"}
 
 
-def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
-    rel = con.sql(sql)
-    return [dict(zip(rel.columns, row, strict=True)) for row in rel.fetchall()]
-
-
 @pytest.fixture(scope="module")
 def fixture_con(tmp_path_factory: pytest.TempPathFactory) -> Any:
     dataset = tmp_path_factory.mktemp("codex-lineage") / "ds"
@@ -44,14 +40,14 @@ def fixture_con(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def test_child_is_its_own_session_delegated_from_the_parent(fixture_con: Any) -> None:
-    sessions = {r["native_id"]: r for r in _rows(fixture_con, "SELECT * FROM sessions")}
+    sessions = {r["native_id"]: r for r in dict_rows(fixture_con, "SELECT * FROM sessions")}
     assert set(sessions) == {PARENT, CHILD}
     parent, child = sessions[PARENT], sessions[CHILD]
     assert child["delegated_from"]["session_id"] == parent["session_id"]
     assert child["forked_from"]["session_id"] == parent["session_id"]
     assert parent["delegated_from"] is None and parent["forked_from"] is None
     # the parent's spawn_agent call is a delegation linked to the child session
-    links = _rows(
+    links = dict_rows(
         fixture_con,
         "SELECT semantic.delegation.child_session_id AS child, semantic.delegation.text.value "
         "AS text FROM items WHERE semantic.role = 'agent.delegation' AND session_id = "
@@ -59,7 +55,7 @@ def test_child_is_its_own_session_delegated_from_the_parent(fixture_con: Any) ->
     )
     assert links == [{"child": child["session_id"], "text": links[0]["text"]}]
     assert links[0]["text"].startswith("Count the TODO markers")
-    reports = _rows(
+    reports = dict_rows(
         fixture_con,
         "SELECT semantic.subagent_report.source_session_id AS src FROM items "
         "WHERE semantic.role = 'subagent.report'",
@@ -68,14 +64,16 @@ def test_child_is_its_own_session_delegated_from_the_parent(fixture_con: Any) ->
 
 
 def test_inherited_history_projects_nothing_in_the_child(fixture_con: Any) -> None:
-    child = _rows(fixture_con, f"SELECT session_id FROM sessions WHERE native_id = '{CHILD}'")[0]
-    loops = _rows(
+    child = dict_rows(fixture_con, f"SELECT session_id FROM sessions WHERE native_id = '{CHILD}'")[
+        0
+    ]
+    loops = dict_rows(
         fixture_con,
         f"SELECT native_id, model, usage FROM loops WHERE session_id = {child['session_id']}",
     )
     assert [loop["native_id"] for loop in loops] == ["0199aaaa-0000-7000-8000-000000000002"]
     assert loops[0]["model"]["id"] == "gpt-5.5-mini"
-    items = _rows(
+    items = dict_rows(
         fixture_con,
         "SELECT semantic.role AS role, (SELECT min(r.source_position) FROM records r "
         "WHERE list_contains(i.record_ids, r.record_id)) AS line FROM items i "
@@ -89,7 +87,7 @@ def test_inherited_history_projects_nothing_in_the_child(fixture_con: Any) -> No
 
 
 def test_lineage_usage_counts_replayed_history_once(fixture_con: Any) -> None:
-    totals = _rows(
+    totals = dict_rows(
         fixture_con,
         "SELECT s.native_id, sum(l.usage.input) AS input, sum(l.usage.cached) AS cached, "
         "sum(l.usage.output) AS output, sum(l.usage.reasoning) AS reasoning "
@@ -125,11 +123,11 @@ def test_public_subagent_children_link_to_their_parent(tmp_path: Path) -> None:
     report = build(paths, tmp_path / "ds", jobs=1)
     assert report.exit_code == 0
     con = connect(tmp_path / "ds")
-    sessions = {r["native_id"]: r for r in _rows(con, "SELECT * FROM sessions")}
+    sessions = {r["native_id"]: r for r in dict_rows(con, "SELECT * FROM sessions")}
     parent = sessions[PUBLIC_PARENT]
     for child in PUBLIC_CHILDREN:
         assert sessions[child]["delegated_from"]["session_id"] == parent["session_id"]
-    delegated = _rows(
+    delegated = dict_rows(
         con,
         "SELECT semantic.delegation.child_session_id AS child FROM items "
         f"WHERE semantic.role = 'agent.delegation' AND session_id = {parent['session_id']}",
@@ -138,7 +136,7 @@ def test_public_subagent_children_link_to_their_parent(tmp_path: Path) -> None:
     # each child's task arrives as a delegation linked to the child itself, in its own loop
     for child in PUBLIC_CHILDREN:
         sid = sessions[child]["session_id"]
-        first = _rows(
+        first = dict_rows(
             con,
             "SELECT semantic.role AS role, semantic.delegation.child_session_id AS ref "
             f"FROM items WHERE session_id = {sid} AND semantic.role = 'agent.delegation'",

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests.facts import dict_rows, text_of
 from traceidx.build import build
 from traceidx.query import connect
 
@@ -127,14 +128,6 @@ def normalised_usage(requests: list[dict[str, Any]]) -> dict[str, int | None] | 
     }
 
 
-def text_of(semantic: dict[str, Any]) -> str | None:
-    for shape in ("text", "delegation", "subagent_report", "subagent_activity"):
-        value = semantic.get(shape)
-        if value and value.get("text"):
-            return str(value["text"]["value"])
-    return None
-
-
 # --------------------------------------------------------------------------------------------
 # The dataset, built once
 
@@ -159,11 +152,6 @@ class Published:
         return list(zip(truth["turns"], loops, strict=True))
 
 
-def _dicts(con: Any, sql: str) -> list[dict[str, Any]]:
-    rel = con.sql(sql)
-    return [dict(zip(rel.columns, row, strict=True)) for row in rel.fetchall()]
-
-
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
     dataset = tmp_path_factory.mktemp("dsh-ground-truth") / "dataset"
@@ -173,14 +161,14 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
     try:
         sessions = {
             row["native_id"]: row
-            for row in _dicts(
+            for row in dict_rows(
                 con,
                 "SELECT session_id, native_id, runtime, delegated_from, "
                 "forked_from, working_directory FROM sessions",
             )
         }
         loops: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for row in _dicts(
+        for row in dict_rows(
             con,
             'SELECT loop_id, session_id, native_id, "end", model, usage FROM loops '
             "ORDER BY session_id, session_position",
@@ -188,7 +176,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
             loops[row["session_id"]].append(row)
         items: dict[int, list[dict[str, Any]]] = defaultdict(list)
         session_items: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for row in _dicts(
+        for row in dict_rows(
             con,
             "SELECT i.item_id, i.session_id, i.loop_id, i.loop_position, i.semantic "
             "FROM items AS i LEFT JOIN loops AS l USING (loop_id) "
@@ -200,13 +188,13 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
             if row["loop_id"] is not None:
                 items[row["loop_id"]].append(row)
         tool_calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for row in _dicts(
+        for row in dict_rows(
             con,
             "SELECT t.*, i.loop_position FROM tool_calls AS t JOIN items AS i USING (item_id) "
             "ORDER BY t.loop_id, i.loop_position",
         ):
             tool_calls[row["loop_id"]].append(row)
-        sources = _dicts(con, "SELECT locator, runtime, compression FROM sources")
+        sources = dict_rows(con, "SELECT locator, runtime, compression FROM sources")
     finally:
         con.close()
     return Published(sessions, loops, items, session_items, tool_calls, sources)

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CORPUS
+from tests.facts import dict_rows, text_of
 from traceidx.build import build
 from traceidx.query import connect
 
@@ -60,12 +61,7 @@ def expected_usage(turn: dict[str, Any]) -> dict[str, int | None] | None:
     }
 
 
-def _text(semantic: dict[str, Any]) -> str | None:
-    for shape in ("text", "tool_output", "context"):
-        value = semantic.get(shape)
-        if value and value.get("text"):
-            return str(value["text"]["value"])
-    return None
+PI_TEXT_SHAPES = ("text", "tool_output", "context")
 
 
 @dataclass
@@ -88,11 +84,6 @@ class Published:
         return list(zip(turns, loops, strict=True))
 
 
-def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
-    rel = con.sql(sql)
-    return [dict(zip(rel.columns, row, strict=True)) for row in rel.fetchall()]
-
-
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
     dataset = tmp_path_factory.mktemp("pi-ground-truth") / "dataset"
@@ -102,14 +93,14 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
     try:
         sessions = {
             r["native_id"]: r
-            for r in _rows(
+            for r in dict_rows(
                 con,
                 "SELECT session_id, native_id, runtime, working_directory, created_at, "
                 "forked_from FROM sessions",
             )
         }
         loops: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for r in _rows(
+        for r in dict_rows(
             con,
             'SELECT loop_id, session_id, "end", model, usage FROM loops '
             "ORDER BY session_id, session_position",
@@ -117,19 +108,19 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
             loops[r["session_id"]].append(r)
         items: dict[int, list[dict[str, Any]]] = defaultdict(list)
         session_items: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for r in _rows(
+        for r in dict_rows(
             con,
             "SELECT session_id, loop_id, loop_position, semantic FROM items "
             "ORDER BY session_id, loop_id, loop_position, item_id",
         ):
             r["role"] = r["semantic"]["role"]
-            r["text"] = _text(r["semantic"])
+            r["text"] = text_of(r["semantic"], PI_TEXT_SHAPES)
             if r["loop_id"] is None:
                 session_items[r["session_id"]].append(r)
             else:
                 items[r["loop_id"]].append(r)
         calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for r in _rows(
+        for r in dict_rows(
             con,
             "SELECT t.*, i.loop_position FROM tool_calls t JOIN items i USING (item_id) "
             "ORDER BY t.loop_id, i.loop_position",

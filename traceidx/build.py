@@ -19,11 +19,12 @@ build with other settings re-projects every source.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -262,15 +263,23 @@ def _batches(decisions: list[Decision]) -> list[list[tuple[str, str]]]:
 def _run(
     decisions: list[Decision], settings: Settings, jobs: int, missing: dict[int, list[int]]
 ) -> Iterator[Batch]:
+    """Batch results in batch order; at most two batches per worker are in flight, so a
+    slow consumer never lets finished results pile up in memory."""
     batches = _batches(decisions)
     if jobs <= 1 or len(batches) < 2:
         for batch in batches:
             yield process_batch(batch, settings, missing)
         return
     with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as pool:
-        yield from pool.map(
-            process_batch, batches, [settings] * len(batches), [missing] * len(batches)
-        )
+        pending: deque[Future[Batch]] = deque()
+        todo = iter(batches)
+        for batch in itertools.islice(todo, 2 * jobs):
+            pending.append(pool.submit(process_batch, batch, settings, missing))
+        while pending:
+            result = pending.popleft().result()
+            for batch in itertools.islice(todo, 1):
+                pending.append(pool.submit(process_batch, batch, settings, missing))
+            yield result
 
 
 def default_paths(settings: Settings) -> list[Path]:

@@ -83,11 +83,31 @@ class RecordFacts:
 
 
 class Adapter:
-    """Base class of the per-runtime adapters; subclasses register with `register`."""
+    """Base class of the per-runtime adapters; subclasses register with `register`.
+
+    Subclasses keep `position` / `time` (the record being fed and the runtime time written on
+    it) and `items` (the items drafted so far) current; `emit` drafts one item from them.
+    """
 
     runtime: ClassVar[str]
     #: how many leading records `claims` may inspect
     detect_window: ClassVar[int] = 32
+    position: int
+    time: int | None
+    items: list[DraftItem]
+
+    def emit(
+        self,
+        role: str,
+        strength: str,
+        value: dict[str, Any],
+        loop: DraftLoop | None,
+        **links: Any,
+    ) -> DraftItem:
+        """Draft an item supported by the current record (`links`: DraftItem's link fields)."""
+        item = DraftItem(role, strength, value, [self.position], loop, self.time, **links)
+        self.items.append(item)
+        return item
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:

@@ -368,18 +368,6 @@ class ClaudeCodeAdapter(Adapter):
             return self._start_loop(start)
         return self.loop
 
-    def _emit(
-        self,
-        role: str,
-        strength: str,
-        value: dict[str, Any],
-        loop: DraftLoop | None,
-        **links: Any,
-    ) -> DraftItem:
-        item = DraftItem(role, strength, value, [self.position], loop, self.time, **links)
-        self.items.append(item)
-        return item
-
     def _current(self) -> DraftLoop | None:
         """The Loop a runtime fact falls in: the running one, else none (session level)."""
         return self.loop if self.open else None
@@ -406,12 +394,12 @@ class ClaudeCodeAdapter(Adapter):
         origin = obj.get("origin")
         origin_kind = origin.get("kind") if isinstance(origin, dict) else None
         if obj.get("isCompactSummary") is True:
-            self._emit("runtime.compaction_summary", "structural", {"summary": text}, None)
+            self.emit("runtime.compaction_summary", "structural", {"summary": text}, None)
         elif origin_kind == "task-notification" or text.startswith("<task-notification>"):
             strength = "structural" if origin_kind == "task-notification" else "heuristic"
             self._notification(text, strength, self._start_loop(self.position))
         elif text.startswith(_INTERRUPT_PREFIX):
-            self._emit("runtime.notice", "heuristic", value, self._current() or self.loop)
+            self.emit("runtime.notice", "heuristic", value, self._current() or self.loop)
             self._end_loop("interrupted")
         elif obj.get("isMeta") is True:
             self._meta(obj, text, images)
@@ -422,11 +410,11 @@ class ClaudeCodeAdapter(Adapter):
             if starts_work:  # a command typed at the prompt: no turn is running any more
                 self._bound_loop()
                 self.pending_start = self.position
-            self._emit(role, "heuristic", value, self._current())
+            self.emit(role, "heuristic", value, self._current())
         elif obj.get("isSidechain") is True or self.subagent:
             self._subagent_input(value)
         elif in_result:
-            self._emit("runtime.context", "heuristic", value, self._current())
+            self.emit("runtime.context", "heuristic", value, self._current())
         else:
             self._human_prompt(obj, value, origin_kind)
 
@@ -435,21 +423,21 @@ class ClaudeCodeAdapter(Adapter):
         if origin == "human":
             strength = "structural"
         elif isinstance(origin, str) or source == "system":
-            self._emit("runtime.notice", "structural", value, self._current())
+            self.emit("runtime.notice", "structural", value, self._current())
             return
         else:
             strength = _HUMAN_PROMPT_SOURCES.get(source, "heuristic") if source else "heuristic"
         loop = self._start_loop(self.position)
-        self._emit("human.request", strength, value, loop)
+        self.emit("human.request", strength, value, loop)
 
     def _subagent_input(self, value: dict[str, Any]) -> None:
         session = self.session
         ref = session.native_id if session is not None and self.subagent else None
         if self.subagent:
             loop = self.loop if self.open else self._start_loop(self.position)
-            self._emit("agent.delegation", "structural", value, loop, session_ref=ref)
+            self.emit("agent.delegation", "structural", value, loop, session_ref=ref)
         else:  # inline sidechain (Claude Code 1.0.x): a subagent's input inside the main file
-            self._emit("subagent.activity", "structural", value, self._current())
+            self.emit("subagent.activity", "structural", value, self._current())
 
     def _meta(self, obj: dict[str, Any], text: str, images: bool) -> None:
         call = self.calls.get(str(obj.get("sourceToolUseID")))
@@ -457,12 +445,12 @@ class ClaudeCodeAdapter(Adapter):
         value: dict[str, Any]
         if call is not None and call[0] == "Skill":
             value = {"text": text or None, "category": "skill"}
-            self._emit("runtime.instructions", "structural", value, loop)
+            self.emit("runtime.instructions", "structural", value, loop)
         elif images:
             value = {"text": text or None, "has_images": True, "category": "file"}
-            self._emit("runtime.context", "structural", value, loop)
+            self.emit("runtime.context", "structural", value, loop)
         else:
-            self._emit("runtime.notice", "structural", {"text": text}, loop)
+            self.emit("runtime.notice", "structural", {"text": text}, loop)
             if not self.open:
                 self.pending_start = self.position
 
@@ -472,13 +460,13 @@ class ClaudeCodeAdapter(Adapter):
         body = tags.get("result") or tags.get("summary") or text
         if task is not None and self.agent_tasks.get(task) == "agent":
             report = {"text": body, "has_images": False}
-            self._emit("subagent.report", strength, report, loop, session_ref=task)
+            self.emit("subagent.report", strength, report, loop, session_ref=task)
         elif call_id is not None and call_id in self.calls:
             failed = {"completed": False, "failed": True}.get(status or "")
             output = {"text": body, "failed": failed}
-            self._emit("tool.output", strength, output, loop, output_of=call_id)
+            self.emit("tool.output", strength, output, loop, output_of=call_id)
         else:
-            self._emit("runtime.notice", strength, {"text": text}, loop)
+            self.emit("runtime.notice", strength, {"text": text}, loop)
 
     def _tool_result(self, obj: dict[str, Any], block: dict[str, Any], loop: Any) -> None:
         call_id = block.get("tool_use_id")
@@ -505,7 +493,7 @@ class ClaudeCodeAdapter(Adapter):
         if isinstance(task, str) and isinstance(call_id, str):
             self.agent_tasks[task] = call_id
         ref = call_id if isinstance(call_id, str) else None
-        self._emit("tool.output", "structural", value, loop, output_of=ref)
+        self.emit("tool.output", "structural", value, loop, output_of=ref)
 
     def _delegation_result(
         self,
@@ -526,7 +514,7 @@ class ClaudeCodeAdapter(Adapter):
         ref = agent if isinstance(agent, str) else None
         running = facts.get("status") in ("async_launched", "running") or facts.get("isAsync")
         role = "subagent.activity" if running else "subagent.report"
-        self._emit(role, "structural", value, loop, session_ref=ref)
+        self.emit(role, "structural", value, loop, session_ref=ref)
 
     # -- assistant records ------------------------------------------------------------------
 
@@ -553,7 +541,7 @@ class ClaudeCodeAdapter(Adapter):
         loop = self._current() or self.loop
         for block in blocks:
             if block.get("type") == "text" and block.get("text"):
-                self._emit("runtime.notice", "structural", {"text": block["text"]}, loop)
+                self.emit("runtime.notice", "structural", {"text": block["text"]}, loop)
         if api_error:
             self._end_loop("failed")
 
@@ -603,16 +591,16 @@ class ClaudeCodeAdapter(Adapter):
                 return
             value = {"text": text, "has_images": False}
             if sidechain:
-                self._emit("subagent.activity", "structural", value, loop)
+                self.emit("subagent.activity", "structural", value, loop)
                 return
-            response.texts.append(self._emit("agent.commentary", "structural", value, loop))
+            response.texts.append(self.emit("agent.commentary", "structural", value, loop))
         elif kind in ("thinking", "redacted_thinking"):
             thought = block.get("thinking") if kind == "thinking" else None
             if isinstance(thought, str) and thought.strip():
                 value = {"representation": "full", "text": thought}
             else:
                 value = {"representation": "unavailable"}
-            self._emit("agent.reasoning", "structural", value, loop)
+            self.emit("agent.reasoning", "structural", value, loop)
         elif kind in _TOOL_USE_BLOCKS:
             self._tool_use(block, loop, cwd)
 
@@ -623,14 +611,14 @@ class ClaudeCodeAdapter(Adapter):
         if name in _DELEGATION_TOOLS and isinstance(args, dict):
             prompt = args.get("prompt") if isinstance(args.get("prompt"), str) else None
             value = {"text": prompt, "has_images": False}
-            item = self._emit("agent.delegation", "structural", value, loop, call_id=call_id)
+            item = self.emit("agent.delegation", "structural", value, loop, call_id=call_id)
         else:
             value = {"tool_name": name, "working_directory": cwd}
             if args is not None:
                 value["arguments"] = msgspec.json.encode(args).decode()
             command = args.get("command") if isinstance(args, dict) else None
             shell = command if name in _SHELL_TOOLS and isinstance(command, str) else None
-            item = self._emit(
+            item = self.emit(
                 "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
             )
         if call_id is not None and name is not None:
@@ -656,7 +644,7 @@ class ClaudeCodeAdapter(Adapter):
         if text is None:
             error = obj.get("error")
             text = error if isinstance(error, str) else str(subtype or "system")
-        self._emit("runtime.notice", "structural", {"text": text}, self._current())
+        self.emit("runtime.notice", "structural", {"text": text}, self._current())
 
     def _attachment(self, obj: dict[str, Any]) -> None:
         att = obj.get("attachment")
@@ -684,7 +672,7 @@ class ClaudeCodeAdapter(Adapter):
             value["category"] = category
         if role in ("runtime.context", "runtime.state", "runtime.notice", "runtime.unknown"):
             value["has_images"] = False
-        self._emit(role, "structural", value, self._current())
+        self.emit(role, "structural", value, self._current())
 
     def _queued_prompt(self, att: dict[str, Any]) -> None:
         prompt = att.get("prompt")
@@ -696,16 +684,16 @@ class ClaudeCodeAdapter(Adapter):
         strength = "structural" if human else "heuristic"
         value = {"text": text or None, "has_images": images}
         if self.loop is not None and self.open:
-            self._emit("human.steering", strength, value, self.loop)
+            self.emit("human.steering", strength, value, self.loop)
         else:
-            self._emit("human.request", strength, value, self._start_loop(self.position))
+            self.emit("human.request", strength, value, self._start_loop(self.position))
 
     def _control(self, obj: dict[str, Any]) -> None:
         agent = obj.get("agentId") or obj.get("taskId")
         role = "subagent.activity" if obj.get("type") == "started" else "subagent.report"
         value = {"text": str(obj.get("type")), "has_images": False}
         ref = agent if isinstance(agent, str) else None
-        self._emit(role, "structural", value, self._current(), session_ref=ref)
+        self.emit(role, "structural", value, self._current(), session_ref=ref)
 
 
 def _marker(text: str) -> tuple[str, str | None, bool] | None:

@@ -626,9 +626,7 @@ class CodexAdapter(Adapter):
         loop: _Loop | None,
         **links: Any,
     ) -> DraftItem:
-        draft = loop.draft if loop is not None else None
-        item = DraftItem(role, strength, value, [self.position], draft, self.time, **links)
-        self.items.append(item)
+        item = self.emit(role, strength, value, loop.draft if loop is not None else None, **links)
         if loop is not None and role.startswith(("agent.", "tool.")):
             loop.agent_output = True
             loop.tail_humans = []

@@ -488,26 +488,14 @@ class DshAdapter(Adapter):
 
     # -- emission ----------------------------------------------------------------------------
 
-    def _emit(
-        self,
-        role: str,
-        strength: str,
-        value: dict[str, Any],
-        loop: DraftLoop | None,
-        **links: Any,
-    ) -> DraftItem:
-        item = DraftItem(role, strength, value, [self.position], loop, self.time, **links)
-        self.items.append(item)
-        return item
-
     def _loop(self) -> DraftLoop | None:
         return self.turn.loop if self.turn is not None else None
 
     def _state(self, text: str) -> None:
-        self._emit("runtime.state", "structural", {"text": text, "has_images": False}, self._loop())
+        self.emit("runtime.state", "structural", {"text": text, "has_images": False}, self._loop())
 
     def _notice(self, text: str, loop: DraftLoop | None) -> None:
-        self._emit("runtime.notice", "structural", {"text": text, "has_images": False}, loop)
+        self.emit("runtime.notice", "structural", {"text": text, "has_images": False}, loop)
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -655,7 +643,7 @@ class DshAdapter(Adapter):
             kind = block.get("type")
             if kind == "text" and _str(block.get("text")) and loop is not None:
                 value = {"text": block["text"], "has_images": False}
-                texts.append(self._emit("agent.commentary", "structural", value, loop))
+                texts.append(self.emit("agent.commentary", "structural", value, loop))
             elif kind == "reasoning":
                 thought = _str(block.get("text"))
                 value = (
@@ -663,7 +651,7 @@ class DshAdapter(Adapter):
                     if thought
                     else {"representation": "unavailable"}
                 )
-                self._emit("agent.reasoning", "structural", value, loop)
+                self.emit("agent.reasoning", "structural", value, loop)
             elif kind == "tool-call":
                 calls = True
                 self._call(_str(block.get("id")), _str(block.get("name")), block.get("arguments"))
@@ -675,11 +663,11 @@ class DshAdapter(Adapter):
         loop = self._loop()
         if name in _DELEGATION_TOOLS:
             value = {"text": _str(args.get("prompt")), "has_images": False}
-            item = self._emit("agent.delegation", "structural", value, loop, call_id=call_id)
+            item = self.emit("agent.delegation", "structural", value, loop, call_id=call_id)
         else:
             command = args.get("command") if name in _SHELL_TOOLS else None
             value = {"tool_name": name, "arguments": text}
-            item = self._emit(
+            item = self.emit(
                 "agent.tool_call",
                 "structural",
                 value,
@@ -705,7 +693,7 @@ class DshAdapter(Adapter):
     def _system_message(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
         text, _ = _text(_blocks(_dict(data.get("message")).get("content")))
         if text:
-            self._emit("runtime.instructions", "structural", {"text": text}, self._loop())
+            self.emit("runtime.instructions", "structural", {"text": text}, self._loop())
 
     # -- tool results ------------------------------------------------------------------------
 
@@ -725,7 +713,7 @@ class DshAdapter(Adapter):
             role = "subagent.activity" if background is True else "subagent.report"
             strength = "structural" if isinstance(background, bool) else "heuristic"
             value = {"text": text or None, "has_images": False}
-            call.output = self._emit(role, strength, value, loop)
+            call.output = self.emit(role, strength, value, loop)
             return
         failed: bool | None = is_error
         if failed is None and isinstance(data.get("error"), dict):
@@ -741,7 +729,7 @@ class DshAdapter(Adapter):
         truncated = _dict(data.get("meta")).get("truncated")
         if isinstance(truncated, bool):
             output["runtime_truncated"] = truncated
-        item = self._emit("tool.output", "structural", output, loop, output_of=call_id)
+        item = self.emit("tool.output", "structural", output, loop, output_of=call_id)
         if call is not None:
             call.output = item
 
@@ -755,7 +743,7 @@ class DshAdapter(Adapter):
         text, _ = _text(_blocks(data.get("content")))
         failed = data.get("isError") if isinstance(data.get("isError"), bool) else None
         value = {"text": text or None, "failed": failed}
-        self._emit("tool.output", "structural", value, self._loop(), output_of=call_id)
+        self.emit("tool.output", "structural", value, self._loop(), output_of=call_id)
 
     # -- inputs --------------------------------------------------------------------------------
 
@@ -791,25 +779,25 @@ class DshAdapter(Adapter):
         loop = self._loop()
         if producer in _REPORT_SOURCES:
             sender = _str(source.get("senderSessionId"))
-            self._emit("subagent.report", "structural", value, loop, session_ref=sender)
+            self.emit("subagent.report", "structural", value, loop, session_ref=sender)
         elif producer == "coordinator":
             sender = _str(source.get("senderSessionId"))
             if sender is not None and sender == self.parent and self.session is not None:
                 ref = self.session.native_id
-                self._emit("agent.delegation", "structural", value, loop, session_ref=ref)
+                self.emit("agent.delegation", "structural", value, loop, session_ref=ref)
             else:
-                self._emit("subagent.activity", "structural", value, loop, session_ref=sender)
+                self.emit("subagent.activity", "structural", value, loop, session_ref=sender)
         elif producer in _SOURCES or (kind == "context/message" and producer is None):
             role, category = _SOURCES.get(producer or "", ("runtime.context", None))
             if category is not None:
                 value["category"] = category
             if role == "runtime.instructions":
                 value.pop("has_images")
-            self._emit(role, "structural", value, loop)
+            self.emit(role, "structural", value, loop)
         elif source.get("form") == "notice":
-            self._emit("runtime.notice", "structural", value, loop)
+            self.emit("runtime.notice", "structural", value, loop)
         else:
-            self._emit("runtime.unknown", "structural", value, loop)
+            self.emit("runtime.unknown", "structural", value, loop)
 
     def _human(
         self, kind: str, data: dict[str, Any], blocks: list[dict[str, Any]], first: bool
@@ -824,11 +812,11 @@ class DshAdapter(Adapter):
         value = {"text": text or None, "has_images": images}
         if self.child and self.session is not None:
             ref = self.session.native_id
-            self._emit("agent.delegation", "structural", value, turn.loop, session_ref=ref)
+            self.emit("agent.delegation", "structural", value, turn.loop, session_ref=ref)
         elif first and kind != "steering/message" and turn.trigger != "injection":
-            self._emit("human.request", "heuristic", value, turn.loop)
+            self.emit("human.request", "heuristic", value, turn.loop)
         else:
-            self._emit("human.steering", "heuristic", value, turn.loop)
+            self.emit("human.steering", "heuristic", value, turn.loop)
 
     # -- compaction ----------------------------------------------------------------------------
 
@@ -905,7 +893,7 @@ class DshAdapter(Adapter):
             if name is not None:
                 args = data.get("args") if isinstance(data.get("args"), str) else ""
                 value = {"text": f"/{name}{args}", "has_images": False, "category": "internal"}
-                self._emit("runtime.context", "structural", value, loop)
+                self.emit("runtime.context", "structural", value, loop)
         elif _str(data.get("text")):
             self._notice(data["text"], loop)
 

@@ -352,21 +352,9 @@ class PiAdapter(Adapter):
     def _runtime_item(
         self, role: str, value: dict[str, Any], during_tools: bool = True
     ) -> DraftItem:
-        item = self._emit(role, "structural", value, self._running(during_tools))
+        item = self.emit(role, "structural", value, self._running(during_tools))
         if self.phase == _RETRY:
             self.limbo.append(item)
-        return item
-
-    def _emit(
-        self,
-        role: str,
-        strength: str,
-        value: dict[str, Any],
-        loop: DraftLoop | None,
-        **links: Any,
-    ) -> DraftItem:
-        item = DraftItem(role, strength, value, [self.position], loop, self.time, **links)
-        self.items.append(item)
         return item
 
     # -- messages --------------------------------------------------------------------------------
@@ -385,12 +373,12 @@ class PiAdapter(Adapter):
         if text.startswith(_SKILL_OPEN) and _SKILL_CLOSE in text:
             cut = text.rindex(_SKILL_CLOSE) + len(_SKILL_CLOSE)
             skill = {"text": text[:cut], "category": "skill"}
-            self._emit("runtime.instructions", "heuristic", skill, loop)
+            self.emit("runtime.instructions", "heuristic", skill, loop)
             text = text[cut:].strip()
             if not text and not images:
                 return
         role = "human.steering" if steering else "human.request"
-        self._emit(role, "heuristic", {"text": text or None, "has_images": images}, loop)
+        self.emit(role, "heuristic", {"text": text or None, "has_images": images}, loop)
 
     def _assistant(self, message: dict[str, Any]) -> None:
         loop = self._assistant_loop()
@@ -422,11 +410,11 @@ class PiAdapter(Adapter):
             if kind == "text" and index in texts:
                 value = {"text": block["text"], "has_images": False}
                 if index == final:
-                    self.final = self._emit("agent.final_answer", "heuristic", value, loop)
+                    self.final = self.emit("agent.final_answer", "heuristic", value, loop)
                 else:
-                    self._emit("agent.commentary", "structural", value, loop)
+                    self.emit("agent.commentary", "structural", value, loop)
             elif kind == "thinking":
-                self._emit("agent.reasoning", "structural", _reasoning(block), loop)
+                self.emit("agent.reasoning", "structural", _reasoning(block), loop)
             elif kind == "toolCall":
                 self._tool_call(block, loop)
         self.trigger = None
@@ -477,7 +465,7 @@ class PiAdapter(Adapter):
             value["arguments"] = msgspec.json.encode(args).decode()
         command = args.get("command") if isinstance(args, dict) else None
         shell = command if name in _SHELL_TOOLS and isinstance(command, str) else None
-        self._emit(
+        self.emit(
             "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
         )
         if call_id is not None:
@@ -497,7 +485,7 @@ class PiAdapter(Adapter):
         truncation = details.get("truncation") if isinstance(details, dict) else None
         if isinstance(truncation, dict) and isinstance(truncation.get("truncated"), bool):
             value["runtime_truncated"] = truncation["truncated"]
-        self._emit("tool.output", "structural", value, loop, output_of=ref)
+        self.emit("tool.output", "structural", value, loop, output_of=ref)
         if ref is not None:
             self.waiting.discard(ref)
         if self.phase == _TOOLS and not self.waiting:
@@ -507,7 +495,7 @@ class PiAdapter(Adapter):
         command = message.get("command")
         if isinstance(command, str) and command:
             value = {"text": command, "category": "internal", "has_images": False}
-            self._emit("runtime.context", "structural", value, None)
+            self.emit("runtime.context", "structural", value, None)
         output = message.get("output")
         result: dict[str, Any] = {"text": output if isinstance(output, str) and output else None}
         code = message.get("exitCode")
@@ -518,7 +506,7 @@ class PiAdapter(Adapter):
             result["failed"] = cancelled or result.get("exit_code") != 0
         if isinstance(message.get("truncated"), bool):
             result["runtime_truncated"] = message["truncated"]
-        self._emit("tool.output", "structural", result, None)
+        self.emit("tool.output", "structural", result, None)
 
     def _custom(self, obj: dict[str, Any]) -> None:
         text, images = _content(obj.get("content"))
