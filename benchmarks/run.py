@@ -20,7 +20,7 @@ one run on this machine:
 * ``append_one``: one line appended to one source, then the build;
 * queries, in process over ``traceidx.connect`` (median of 5) and as whole ``traceidx sql``
   commands: daily usage by model, slowest tool calls, top shell programs;
-* ``ccusage`` (``--ccusage``, real-shaped corpus only): ``npx ccusage claude daily
+* ``ccusage`` (``--ccusage``, real-shaped corpus only): ``npx ccusage@20.0.24 claude daily
   --offline --json`` over the same files, for comparison with a popular usage reporter;
 * ``single`` (``--single-mb N``): one source of N MB, cold build then one appended line.
 
@@ -65,6 +65,10 @@ QUERIES = {
         "SELECT program, count(*) AS n FROM shell_invocations GROUP BY ALL ORDER BY n DESC LIMIT 20"
     ),
 }
+
+#: the ccusage release compared against (pinned: newer releases need a native binary that
+#: is not published for every platform)
+CCUSAGE = "ccusage@20.0.24"
 
 CHILD = """
 import json, resource, sys, time
@@ -207,7 +211,7 @@ def ccusage(config_dir: Path) -> float | None:
     if shutil.which("npx") is None:
         return None
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config_dir)}
-    command = ["npx", "--yes", "ccusage@latest", "claude", "daily", "--offline", "--json"]
+    command = ["npx", "--yes", CCUSAGE, "claude", "daily", "--offline", "--json"]
     subprocess.run([*command[:3], "--version"], capture_output=True, env=env)  # install first
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, env=env)

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from traceidx.query import connect  # noqa: E402
-from traceidx.shell import parse_shell  # noqa: E402
+from traceidx.query import connect
+from traceidx.shell import parse_shell
 
 
 def main() -> int:

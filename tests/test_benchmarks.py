@@ -1,0 +1,44 @@
+"""The benchmark runner works end to end at a tiny size (a smoke test: no timing is asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import corpus_path
+
+RUNNER = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
+
+
+def test_benchmark_runner_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(RUNNER),
+            "--megabytes",
+            "1",
+            "--real-copies",
+            "1",
+            "--jobs",
+            "2",
+            "--public-claude",
+            str(corpus_path("public", "claude")),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    corpora = {r["corpus"]: r for r in report["results"]}
+    assert set(corpora) == {"generated", "real-shaped"}
+    for result in corpora.values():
+        assert result["items"] > 0 and result["cold_s"] > 0 and result["baseline_s"] > 0
+        assert result["append_lines"] >= 1
+        assert set(result["queries"]) >= {"daily_usage_by_model", "slowest_tool_calls"}
+    assert "cold_mb_per_s" in done.stdout  # the table is printed too
