@@ -10,8 +10,9 @@ publishes through its views:
   (``user_bash`` turn) opens none and is published as Session-level items,
 * outcomes: ``interrupted``/``failed`` exactly; never one for ``completed`` or ``unknown`` turns,
 * loop usage (contract normalisation of the recorded per-message usage) and model,
-* tool calls (tool, command, shell role, arguments, failure, outputs; exit codes only where
-  structured) and final answers.
+* tool calls (tool, command, shell role, arguments, failure, outputs, and the exit codes Pi
+  states: its fixed last line on a non-zero exit, or a structured ``exitCode``) and final
+  answers.
 """
 
 from __future__ import annotations
@@ -198,8 +199,8 @@ def test_tool_calls(published: Published, truth: dict[str, Any]) -> None:
             assert json.loads(got["arguments"]) == want["arguments"], call
             assert got["output_count"] == int(want["has_output"]), call
             assert got["failed"] is want["failed"], call
-            # Pi states a bash tool's exit code only inside the output text
-            assert got["exit_code"] is None, call
+            # the exit code Pi states (its fixed last line on a non-zero exit), or none
+            assert got["exit_code"] == want["exit_code"], call
 
 
 @pytest.mark.parametrize("truth", params())

@@ -80,8 +80,10 @@ Items, in record order and within a message in block order:
   includes both; reasoning tokens are not reported separately. Pi writes usage on error and
   abort messages too (zeros when no usage arrived); each message counts once as written.
 * ``toolResult`` → ``tool.output`` of its ``toolCallId`` (in that call's Loop): ``failed`` =
-  ``isError``, ``runtime_truncated`` = ``details.truncation.truncated``. No exit code: Pi's bash
-  tool states it only inside the output text. No duration (Pi records none).
+  ``isError``, ``runtime_truncated`` = ``details.truncation.truncated``. A ``bash`` result's
+  ``exit_code`` is the number of the fixed last line Pi appends for a non-zero exit
+  (``Command exited with code N``, anchored at the end of the text: the shared exit-code rule);
+  a success Pi does not number has none. No duration (Pi records none).
 * ``bashExecution`` → ``runtime.context``/internal with the command, and ``tool.output`` with the
   output, the structured ``exitCode``, ``failed`` (``cancelled`` or a non-zero exit code) and
   ``runtime_truncated`` (``truncated``); both Session-level.
@@ -98,6 +100,7 @@ Items, in record order and within a message in block order:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -111,10 +114,12 @@ from traceidx.adapters.base import (
     DraftSession,
     RecordFacts,
 )
-from traceidx.rules import usage_sample
+from traceidx.rules import exit_code_from_header, usage_sample
 from traceidx.timestamps import rfc3339_ms
 
 _SHELL_TOOLS = frozenset({"bash"})
+#: the fixed last line Pi's bash tool appends for a non-zero exit, anchored at the text's end
+_EXIT_LINE = re.compile(r"(?s).*(?:^|\n)Command exited with code (-?\d+)\Z")
 _SKILL_OPEN = '<skill name="'
 _SKILL_CLOSE = "</skill>"
 _RECORD_ONLY = frozenset({"custom", "label", "session_info"})
@@ -481,6 +486,11 @@ class PiAdapter(Adapter):
         value: dict[str, Any] = {"text": text or None}
         if isinstance(message.get("isError"), bool):
             value["failed"] = message["isError"]
+        if message.get("toolName") == "bash" and text:
+            code = exit_code_from_header(text, _EXIT_LINE)
+            if code is not None:
+                value["exit_code"] = code
+                value["failed"] = bool(value.get("failed")) or code != 0
         details = message.get("details")
         truncation = details.get("truncation") if isinstance(details, dict) else None
         if isinstance(truncation, dict) and isinstance(truncation.get("truncated"), bool):
