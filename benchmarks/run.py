@@ -262,7 +262,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--ccusage", action="store_true")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results.json"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/latest.json"))
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--public-claude", type=Path, default=None)
     args = parser.parse_args()
