@@ -154,3 +154,21 @@ def test_bad_input_is_reported_and_loses_nothing(tmp_path: Path) -> None:
         {"source_position": 0, "parse_status": "ok"},
         {"source_position": 1, "parse_status": "malformed"},
     ]
+
+
+def test_demo_builds_every_runtime_and_reports(tmp_path: Path) -> None:
+    done = run(
+        "demo",
+        "--sessions",
+        "2",
+        "--corpus",
+        str(tmp_path / "traces"),
+        "--dataset",
+        str(tmp_path / "ds"),
+    )
+    assert done.returncode == 0, done.stderr
+    for runtime in ("claude_code", "codex", "pi", "dsh"):
+        assert f" {runtime}" in done.stderr.splitlines()[0]
+    for title in ("token usage by month", "models side by side", "the slowest tool calls"):
+        assert title in done.stdout
+    assert f"traceidx report tools --dataset {tmp_path / 'ds'}" in done.stdout

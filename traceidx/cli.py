@@ -71,7 +71,8 @@ def totals_row(columns: list[str], rows: list[tuple[Any, ...]], label: str) -> t
     for index, _ in enumerate(columns):
         values = [row[index] for row in rows if row[index] is not None]
         numeric = values and all(_numeric(v) for v in values)
-        out.append(sum(values) if numeric else None)
+        total = sum(values) if numeric else None
+        out.append(round(total, 6) if isinstance(total, float) else total)
     out[0] = label
     return tuple(out)
 
@@ -375,7 +376,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from traceidx.build import build
     from traceidx.demo import generate_corpus
-    from traceidx.query import connect, rows
+    from traceidx.query import connect
+    from traceidx.reports import params, run_report
 
     corpus = Path(args.corpus or tempfile.mkdtemp(prefix="traceidx-demo-"))
     written = generate_corpus(corpus, sessions=args.sessions, seed=args.seed)
@@ -386,24 +388,40 @@ def cmd_demo(args: argparse.Namespace) -> int:
     t = report.totals()
     sys.stdout.write(
         f"built {dataset}: {t['indexed']} sources, {t['sessions']} sessions, {t['loops']} loops, "
-        f"{t['items']} items\n\ntoken usage by day and model:\n"
+        f"{t['items']} items\n"
     )
     con = connect(dataset)
-    columns, data = rows(
-        con,
-        "SELECT strftime(started_at, '%Y-%m-%d') AS day, model, count(*) AS loops, "
-        "sum(input) AS input, sum(cached) AS cached, sum(output) AS output, "
-        "sum(total) AS total FROM loop_usage GROUP BY ALL ORDER BY day, model",
+    shown: tuple[tuple[str, str, dict[str, Any], list[str] | None], ...] = (
+        ("token usage by month, runtime and model", "usage", {"period": "month"}, None),
+        (
+            "models side by side",
+            "models",
+            {},
+            [
+                "model",
+                "runtimes",
+                "loops",
+                "tokens_per_loop_median",
+                "cache_hit_share",
+                "tool_calls_per_loop",
+                "tool_failure_rate",
+                "cost_usd",
+            ],
+        ),
+        ("the slowest tool calls", "slowest", {"limit": 5}, None),
     )
-    print_rows(columns, data, "table")
-    columns, data = rows(
-        con,
-        "SELECT tool_name, count(*) AS calls, count(*) FILTER (WHERE failed) AS failed, "
-        "count(exit_code) AS with_exit_code FROM tool_calls GROUP BY ALL ORDER BY calls DESC",
+    for title, name, extra, keep in shown:
+        rel = run_report(con, name, params(timezone="UTC", **extra))
+        if keep is not None:
+            rel = rel.select(", ".join(keep))
+        columns, data = list(rel.columns), rel.fetchall()
+        total = totals_row(columns, data, "total") if name == "usage" else None
+        sys.stdout.write(f"\n{title} (traceidx report {name}):\n")
+        print_rows(columns, data, "table", total)
+    sys.stdout.write(
+        f"\nnext: traceidx report tools --dataset {dataset}\n"
+        f'      traceidx sql --dataset {dataset} "SELECT * FROM loop_usage LIMIT 5"\n'
     )
-    sys.stdout.write("\ntool calls:\n")
-    print_rows(columns, data, "table")
-    sys.stdout.write(f'\nnext: traceidx sql --dataset {dataset} "SELECT * FROM loop_usage"\n')
     return report.exit_code
 
 
