@@ -1,12 +1,13 @@
 """Staging a generation: new rows spooled by partition, then each changed part assembled once.
 
-Rows of freshly projected sources arrive source by source. They are buffered per partition
-and table; when the buffers exceed a memory budget they are spilled to Parquet chunks in a
-private staging folder (``<dataset>/.staging-<generation>/``), so memory stays bounded however
-large the corpus is. When every source is in, each changed partition's part is assembled from
-the previous part's rows that are still current (rows of sources that changed or went away
-are dropped, by ``source_id``) followed by the staged rows, and written under the new
-generation's name. Parts of partitions that did not change are not touched.
+Rows of freshly projected sources arrive batch by batch. They are buffered per partition and
+table; when the buffers exceed a memory budget they are spilled as Arrow IPC files (cheap to
+write, memory-mapped when read back) to a private staging folder
+(``<dataset>/.staging-<generation>/``), so memory stays bounded however large the corpus is.
+When every source is in, each changed partition's part is assembled from the previous part's
+rows that are still current (rows of sources that changed or went away are dropped, by
+``source_id``) followed by the staged rows, and written under the new generation's name.
+Parts of partitions that did not change are not touched.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ def _source_ids(table: str, data: pa.Table) -> pa.Array:
 class Stage:
     """The rows of one build that are not yet published."""
 
-    def __init__(self, dataset: Path, generation: int, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, dataset: Path, generation: int, budget: int | None = None) -> None:
         self.dataset = dataset
         self.generation = generation
-        self.budget = budget
+        self.budget = DEFAULT_BUDGET if budget is None else budget
         self.folder = dataset / f"{STAGING_PREFIX}{generation:06d}"
         self._buffers: dict[tuple[Partition, str], list[pa.Table]] = defaultdict(list)
         self._chunks: dict[tuple[Partition, str], list[Path]] = defaultdict(list)
@@ -64,8 +65,10 @@ class Stage:
         self.folder.mkdir(parents=True, exist_ok=True)
         for key, pieces in self._buffers.items():
             partition, table = key
-            path = self.folder / f"{table}-{partition.key.replace('/', '_')}-{self._spills}.parquet"
-            pq.write_table(pa.concat_tables(pieces), path, compression="lz4")
+            path = self.folder / f"{table}-{partition.key.replace('/', '_')}-{self._spills}.arrow"
+            data = pa.concat_tables(pieces)
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, data.schema) as out:
+                out.write_table(data)
             self._chunks[key].append(path)
         self._buffers.clear()
         self._buffered = 0
@@ -83,7 +86,9 @@ class Stage:
                 old = old.filter(pc.invert(pc.is_in(_source_ids(table, old), value_set=drop)))
             pieces.append(old)
         key = (partition, table)
-        pieces.extend(pq.read_table(path, schema=schema) for path in self._chunks.get(key, []))
+        for path in self._chunks.get(key, []):
+            # no `with`: the table's buffers are views of the mapping, which must outlive them
+            pieces.append(pa.ipc.open_file(pa.memory_map(str(path))).read_all())
         pieces.extend(self._buffers.get(key, []))
         if not pieces:
             return schema.empty_table()
