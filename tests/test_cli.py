@@ -172,3 +172,23 @@ def test_demo_builds_every_runtime_and_reports(tmp_path: Path) -> None:
     for title in ("token usage by month", "models side by side", "the slowest tool calls"):
         assert title in done.stdout
     assert f"traceidx report tools --dataset {tmp_path / 'ds'}" in done.stdout
+
+
+def test_a_vanished_source_is_reported_missing_not_failed(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"type":"user","sessionId":"s1","message":{"content":"hi"}}\n')
+    dataset = tmp_path / "ds"
+    assert run("build", "--dataset", str(dataset), str(trace)).returncode == 0
+    rid = run("sql", "--dataset", str(dataset), "--format", "json", "SELECT record_id FROM records")
+    record_id = json.loads(rid.stdout)[0]["record_id"]
+    trace.unlink()
+    rebuilt = run("build", "--dataset", str(dataset), "--format", "json", str(tmp_path))
+    assert rebuilt.returncode == 0 and json.loads(rebuilt.stdout)["missing"] == 1
+    status = run("status", "--dataset", str(dataset), "--format", "json")
+    assert {"runtime": "claude_code", "state": "missing", "sources": 1} in json.loads(status.stdout)
+    done = run("inspect", "--dataset", str(dataset), str(record_id))
+    assert done.returncode == 0 and "source missing" in done.stdout
+    pruned = run("prune", "--dataset", str(dataset))
+    assert pruned.returncode == 0 and str(trace) in pruned.stdout
+    gone = run("sql", "--dataset", str(dataset), "--format", "csv", "SELECT count(*) FROM records")
+    assert gone.stdout.splitlines()[1] == "0"
