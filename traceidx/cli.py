@@ -199,8 +199,8 @@ def _print_build_summary(s: dict[str, Any]) -> None:
     actions = ", ".join(f"{n} {a}" for a, n in s["actions"].items()) or "nothing to do"
     w(f"this run: {actions}\n")
     w(
-        f"sources: {s['indexed']} indexed, {s['skipped']} skipped, {s['failed']} failed "
-        f"this run; the dataset holds {s['dataset_sources']} "
+        f"sources seen: {s['indexed']} indexed, {s['skipped']} skipped, {s['failed']} failed; "
+        f"the dataset holds {s['dataset_sources']} "
         f"({s['missing']} missing on disk, {s['bytes'] / 1e6:.1f} MB of complete lines)\n"
     )
     w(
