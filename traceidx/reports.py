@@ -56,9 +56,15 @@ def report_sql(name: str) -> str:
 
 
 def report_summary(name: str) -> str:
-    """The first comment line of a report: what it answers."""
-    first = report_sql(name).splitlines()[0].removeprefix("--").strip()
-    return first.removeprefix(f"{name}:").strip()
+    """The first sentence of a report's header comment: what it answers."""
+    header = []
+    for line in report_sql(name).splitlines():
+        if not line.startswith("--"):
+            break
+        header.append(line.removeprefix("--").strip())
+    text = " ".join(header).removeprefix(f"{name}:").strip()
+    first, dot, _ = text.partition(". ")
+    return first + ("." if dot else "")
 
 
 def local_timezone() -> str:
