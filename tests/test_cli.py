@@ -192,3 +192,17 @@ def test_a_vanished_source_is_reported_missing_not_failed(tmp_path: Path) -> Non
     assert pruned.returncode == 0 and str(trace) in pruned.stdout
     gone = run("sql", "--dataset", str(dataset), "--format", "csv", "SELECT count(*) FROM records")
     assert gone.stdout.splitlines()[1] == "0"
+
+
+def test_a_first_build_without_traces_says_where_it_looked(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "data")}
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "DSH_HOME"):
+        env[name] = ""
+    done = run("build", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "no trace folders at the default roots" in done.stderr
+    assert str(home / ".claude" / "projects") in done.stderr
+    usage = run("report", "usage", "--format", "json", env=env)  # an empty dataset answers
+    assert usage.returncode == 0 and json.loads(usage.stdout) == []

@@ -406,7 +406,8 @@ class _Sync:
         guard.finish()
         self._resolve_moves()
         report.sources = self.entries
-        changed = bool(self.drop or self.stage.partitions) or self._flags_changed()
+        first = int(self.previous["generation"]) == 0  # a new dataset is always published
+        changed = first or bool(self.drop or self.stage.partitions) or self._flags_changed()
         if not changed:
             self.stage.discard()
             return report

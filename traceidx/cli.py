@@ -157,6 +157,15 @@ def cmd_build(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\rsyncing sources {done}/{total}{end}")
             sys.stderr.flush()
 
+    if paths is None:
+        from traceidx.build import default_paths
+        from traceidx.discover import default_roots
+
+        if not default_paths(settings):
+            looked = ", ".join(str(r) for roots in default_roots().values() for r in roots)
+            _err(
+                f"no trace folders at the default roots ({looked}); name files or folders to index"
+            )
     report = build(
         paths,
         args.dataset,
