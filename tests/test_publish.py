@@ -116,20 +116,21 @@ def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:
 
 
 def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None:
-    from traceidx.encode import IdCollision, IdGuard, check_part, encode_source
+    from traceidx.encode import IdCollision, IdGuard, check_part, encode_rows, source_rows
     from traceidx.ingest import Settings, ingest
 
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"type":"user","sessionId":"s","message":{"content":"hi"}}\n')
-    encoded = encode_source(ingest(str(trace), Settings()))
-    assert encoded is not None
+    rows = source_rows(ingest(str(trace), Settings()))
+    assert rows is not None
+    tables = encode_rows(rows[1])
     guard = IdGuard()
-    guard.check(encoded[1])
+    guard.check(tables)
     guard.finish()
-    guard.check(encoded[1])  # the same ids again, as if another file had them
+    guard.check(tables)  # the same ids again, as if another file had them
     with pytest.raises(IdCollision):
         guard.finish()
-    items = encoded[1]["items"]
+    items = tables["items"]
     with pytest.raises(IdCollision):
         check_part("items", pa.concat_tables([items, items]))
 

@@ -54,7 +54,7 @@ def test_a_noop_rebuild_reads_nothing_and_publishes_nothing(tmp_path: Path) -> N
     parts = _parts(dataset)
     second = build([traces], dataset, jobs=1)
     assert not second.changed and second.generation == first.generation
-    assert second.actions["unchanged"] == len(first.outcomes)
+    assert second.actions["unchanged"] == len(first.results)
     assert set(second.actions) == {"unchanged"}
     assert _parts(dataset) == parts
 
@@ -198,7 +198,7 @@ def test_other_settings_reproject_everything(tmp_path: Path) -> None:
     dataset = tmp_path / "ds"
     build([traces], dataset, jobs=1)
     report = build([traces], dataset, jobs=1, settings=Settings(text_limit=100))
-    assert report.actions["new"] == len(report.outcomes)
+    assert report.actions["new"] == len(report.results)
     longest = "SELECT max(strlen(i.semantic.tool_output.text.value)) FROM items AS i"
     assert connect(dataset).execute(longest).fetchall()[0][0] <= 100
 

@@ -18,7 +18,6 @@ build with other settings re-projects every source.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import signal
@@ -48,7 +47,7 @@ from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
 from traceidx.staging import Stage
-from traceidx.sync import Decision, decide, head_fingerprint, records_digest
+from traceidx.sync import Decision, decide, head_digest, records_digest
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
 
@@ -122,9 +121,8 @@ def process(
     ):
         if value:
             entry[key] = value
-    if result.state != "failed":
-        with contextlib.suppress(OSError):  # vanished meanwhile: the next build re-reads it
-            entry["head"] = head_fingerprint(locator, result.size)
+    if result.state != "failed":  # the head as read (a file grown since stat is cut back)
+        entry["head"] = head_digest(result.stream.head[: result.size])
     encoded = source_rows(result)
     if encoded is not None and result.projection is not None:
         outcome.partition, outcome.rows = encoded
@@ -189,17 +187,13 @@ class BuildReport:
     dataset: Path
     generation: int
     changed: bool = False
-    outcomes: list[SourceOutcome] = field(default_factory=list)
+    results: list[SourceOutcome] = field(default_factory=list)
     actions: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    @property
-    def results(self) -> list[SourceOutcome]:
-        return self.outcomes
-
     def count(self, state: str) -> int:
-        return sum(1 for r in self.outcomes if r.state == state)
+        return sum(1 for r in self.results if r.state == state)
 
     @property
     def exit_code(self) -> int:
@@ -210,8 +204,8 @@ class BuildReport:
         """This run's work and the dataset's contents after it."""
         live = [e for e in self.sources.values() if e.get("state") == "indexed"]
         return {
-            "sources": len(self.outcomes),
-            "processed": sum(1 for r in self.outcomes if r.action not in ("unchanged", "missing")),
+            "sources": len(self.results),
+            "processed": sum(1 for r in self.results if r.action not in ("unchanged", "missing")),
             "unchanged": self.actions["unchanged"],
             "indexed": self.count("indexed"),
             "skipped": self.count("skipped"),
@@ -226,7 +220,7 @@ class BuildReport:
         }
 
     def skip_reasons(self) -> Counter[str]:
-        return Counter(r.reason or "" for r in self.outcomes if r.state == "skipped")
+        return Counter(r.reason or "" for r in self.results if r.state == "skipped")
 
 
 def _settings_record(settings: Settings) -> dict[str, Any]:
@@ -307,8 +301,9 @@ def build(
     paths = default_paths(settings) if paths is None else paths
     jobs = jobs or os.cpu_count() or 1
     with locked(dataset):
-        collect_garbage(dataset, read_manifest(dataset))
-        previous = read_manifest(dataset) or empty_manifest()
+        stored = read_manifest(dataset)
+        collect_garbage(dataset, stored)
+        previous = stored or empty_manifest()
         record = _settings_record(settings)
         rebuild = rebuild or (previous["settings"] not in (None, record))
         return _Sync(dataset, previous, settings, record, jobs, rebuild, progress).run(paths)
@@ -365,7 +360,7 @@ class _Sync:
                 old.locator, "superseded", "skipped", f"superseded by {old.by}: {old.why}"
             )
             self._forget(self.known.get(old.locator))
-            report.outcomes.append(outcome)
+            report.results.append(outcome)
             report.actions["superseded"] += 1
         gone = {s.locator for s in superseded}
         locators = sorted(({c.locator for c in candidates} | set(self.known)) - gone)
@@ -382,12 +377,12 @@ class _Sync:
             else:
                 continue
             report.actions[d.action] += 1
-            report.outcomes.append(
+            report.results.append(
                 SourceOutcome(d.locator, d.action, str(entry["state"]), entry.get("reason"))
             )
             done += 1
             if self.progress is not None:
-                self.progress(done, total, report.outcomes[-1])
+                self.progress(done, total, report.results[-1])
         guard = IdGuard()
         missing: dict[int, list[int]] = {}
         for e in self.entries.values():
@@ -422,7 +417,7 @@ class _Sync:
     def _consume(self, outcome: SourceOutcome) -> None:
         """Record one source's outcome (its rows are already staged)."""
         self.report.actions[outcome.action] += 1
-        self.report.outcomes.append(outcome)
+        self.report.results.append(outcome)
         stored = self.known.get(outcome.locator)
         if outcome.vanished:  # between discovery and reading: as if it were missing
             if stored is not None and stored.get("state") == "indexed":
@@ -448,7 +443,7 @@ class _Sync:
                     self._forget(entry)
                     del self.entries[locator]
                     self.report.actions["moved"] += 1
-                    self.report.outcomes.append(
+                    self.report.results.append(
                         SourceOutcome(locator, "moved", "skipped", f"moved to {live}")
                     )
                     break
@@ -509,8 +504,8 @@ class PruneReport:
 def prune(dataset: Path, *, dry_run: bool = False) -> PruneReport:
     """Remove the facts of every source whose file no longer exists."""
     with locked(dataset):
-        collect_garbage(dataset, read_manifest(dataset))
         previous = read_manifest(dataset)
+        collect_garbage(dataset, previous)
         if previous is None:
             raise DatasetError(f"{dataset}: no dataset here yet; run `traceidx build` first")
         known: dict[str, dict[str, Any]] = previous["sources"]

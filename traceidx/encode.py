@@ -50,12 +50,6 @@ def encode_rows(rows: dict[str, list[Any]]) -> dict[str, pa.Table]:
     return {table: to_table(table, objs) for table, objs in rows.items()}
 
 
-def encode_source(result: SourceResult) -> tuple[Partition, dict[str, pa.Table]] | None:
-    """The partition and the Arrow tables of an indexed source (None otherwise)."""
-    rows = source_rows(result)
-    return None if rows is None else (rows[0], encode_rows(rows[1]))
-
-
 class IdGuard:
     """Refuses a build in which two facts of one table share an id.
 

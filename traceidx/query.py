@@ -91,44 +91,35 @@ def read(view: str, dataset: str | Path | None = None) -> pl.DataFrame:
     return scan(view, dataset).collect()
 
 
-def _scanner(view: str) -> Callable[[str | Path | None], pl.LazyFrame]:
+def _accessors(
+    view: str,
+) -> tuple[
+    Callable[[str | Path | None], pl.LazyFrame], Callable[[str | Path | None], pl.DataFrame]
+]:
+    """`scan_<view>` and `read_<view>` for one view."""
+
     def scan_view(dataset: str | Path | None = None) -> pl.LazyFrame:
         return scan(view, dataset)
 
-    scan_view.__name__ = f"scan_{view}"
-    scan_view.__doc__ = f"The `{view}` view as a Polars LazyFrame (see `traceidx schema`)."
-    return scan_view
-
-
-def _reader(view: str) -> Callable[[str | Path | None], pl.DataFrame]:
     def read_view(dataset: str | Path | None = None) -> pl.DataFrame:
         return read(view, dataset)
 
-    read_view.__name__ = f"read_{view}"
-    read_view.__doc__ = f"The `{view}` view as a Polars DataFrame."
-    return read_view
+    for fn, kind in ((scan_view, "LazyFrame"), (read_view, "DataFrame")):
+        fn.__name__ = f"{fn.__name__.split('_')[0]}_{view}"
+        fn.__doc__ = f"The `{view}` view as a Polars {kind} (see `traceidx schema`)."
+    return scan_view, read_view
 
 
-scan_sources = _scanner("sources")
-scan_records = _scanner("records")
-scan_sessions = _scanner("sessions")
-scan_loops = _scanner("loops")
-scan_items = _scanner("items")
-scan_tool_calls = _scanner("tool_calls")
-scan_loop_usage = _scanner("loop_usage")
-scan_shell_statements = _scanner("shell_statements")
-scan_shell_invocations = _scanner("shell_invocations")
-scan_shell_redirects = _scanner("shell_redirects")
-read_sources = _reader("sources")
-read_records = _reader("records")
-read_sessions = _reader("sessions")
-read_loops = _reader("loops")
-read_items = _reader("items")
-read_tool_calls = _reader("tool_calls")
-read_loop_usage = _reader("loop_usage")
-read_shell_statements = _reader("shell_statements")
-read_shell_invocations = _reader("shell_invocations")
-read_shell_redirects = _reader("shell_redirects")
+scan_sources, read_sources = _accessors("sources")
+scan_records, read_records = _accessors("records")
+scan_sessions, read_sessions = _accessors("sessions")
+scan_loops, read_loops = _accessors("loops")
+scan_items, read_items = _accessors("items")
+scan_tool_calls, read_tool_calls = _accessors("tool_calls")
+scan_loop_usage, read_loop_usage = _accessors("loop_usage")
+scan_shell_statements, read_shell_statements = _accessors("shell_statements")
+scan_shell_invocations, read_shell_invocations = _accessors("shell_invocations")
+scan_shell_redirects, read_shell_redirects = _accessors("shell_redirects")
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:

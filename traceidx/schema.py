@@ -98,9 +98,8 @@ def table_schema(table: str) -> pa.Schema:
     return pa.schema(fields)
 
 
-def to_row(obj: msgspec.Struct) -> dict[str, Any]:
-    """A domain object as an Arrow-ready row (the semantic union folded into shape children)."""
-    row: dict[str, Any] = msgspec.to_builtins(obj)
+def _fold_semantic(row: dict[str, Any]) -> dict[str, Any]:
+    """A builtins row with its tagged semantic union folded into the role's shape child."""
     semantic = row.get("semantic")
     if isinstance(semantic, dict):
         role = semantic["role"]
@@ -112,16 +111,14 @@ def to_row(obj: msgspec.Struct) -> dict[str, Any]:
     return row
 
 
+def to_row(obj: msgspec.Struct) -> dict[str, Any]:
+    """A domain object as an Arrow-ready row (the semantic union folded into shape children)."""
+    return _fold_semantic(msgspec.to_builtins(obj))
+
+
 def to_table(table: str, objs: list[Any]) -> pa.Table:
-    """An Arrow table of domain objects of one kind."""
+    """An Arrow table of domain objects of one kind (one builtins conversion for all rows)."""
     rows: list[dict[str, Any]] = msgspec.to_builtins(objs)
     if table == "items":
-        for row in rows:
-            semantic = row["semantic"]
-            role = semantic["role"]
-            row["semantic"] = {
-                "role": role,
-                "evidence_strength": semantic["evidence_strength"],
-                SHAPE_BY_ROLE[role]: semantic["value"],
-            }
+        rows = [_fold_semantic(row) for row in rows]
     return pa.Table.from_pylist(rows, schema=table_schema(table))

@@ -20,6 +20,8 @@ import zstandard
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 CHUNK_BYTES = 1 << 20
+#: physical bytes at the start of a file kept while reading it (sync's rewrite check)
+HEAD_BYTES = 64 * 1024
 #: Output of one zstd frame held back until the frame is proven complete; beyond this, decoded
 #: bytes are released early (a single huge frame still streams in bounded memory).
 FRAME_HOLD_BYTES = 64 << 20
@@ -43,6 +45,8 @@ class StreamStats:
     #: decoded-stream offset where a corrupt frame stopped decoding, when one did
     corrupt_at: int | None = None
     corrupt_reason: str | None = None
+    #: the first HEAD_BYTES physical bytes of the file
+    head: bytes = b""
 
 
 def compression_of(head: bytes) -> Compression:
@@ -53,6 +57,7 @@ def compression_of(head: bytes) -> Compression:
 def logical_chunks(stream: BinaryIO, stats: StreamStats) -> Iterator[bytes]:
     """The logical bytes of an open source, in chunks; fills `stats` as it goes."""
     first = stream.read(CHUNK_BYTES)
+    stats.head = first[:HEAD_BYTES]
     stats.compression = compression_of(first)
     if stats.compression == "none":
         while first:

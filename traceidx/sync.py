@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from hashlib import blake2b
 from typing import Any, Literal
 
-HEAD_BYTES = 64 * 1024
+from traceidx.sourceio import HEAD_BYTES
 
 Action = Literal["unchanged", "new", "appended", "rewritten", "retried", "missing", "unreadable"]
 
@@ -40,7 +40,6 @@ class Decision:
 
     locator: str
     action: Action
-    detail: str | None = None
     size: int = 0
 
     @property
@@ -48,11 +47,15 @@ class Decision:
         return self.action in ("new", "appended", "rewritten", "retried", "unreadable")
 
 
-def head_fingerprint(locator: str, size: int | None = None) -> str:
-    """BLAKE2b-128 of the file's first HEAD_BYTES bytes (or of its first `size` bytes)."""
+def head_digest(head: bytes) -> str:
+    """BLAKE2b-128 of a file's first bytes (at most HEAD_BYTES of them)."""
+    return blake2b(head[:HEAD_BYTES], digest_size=16).hexdigest()
+
+
+def head_fingerprint(locator: str, size: int) -> str:
+    """`head_digest` of the file's first min(HEAD_BYTES, `size`) bytes, read from disk."""
     with open(locator, "rb") as stream:
-        data = stream.read(min(HEAD_BYTES, size) if size is not None else HEAD_BYTES)
-    return blake2b(data, digest_size=16).hexdigest()
+        return head_digest(stream.read(min(HEAD_BYTES, size)))
 
 
 def records_digest(fingerprints: list[str]) -> str:
@@ -69,22 +72,22 @@ def decide(locator: str, entry: dict[str, Any] | None, rebuild: bool) -> Decisio
         stat = os.stat(locator)
     except FileNotFoundError:
         return Decision(locator, "missing")
-    except OSError as exc:
-        return Decision(locator, "unreadable", exc.strerror or str(exc))
+    except OSError:
+        return Decision(locator, "unreadable")  # ingest reports why
     size = stat.st_size
     if entry is None or rebuild:
-        return Decision(locator, "new", size=size)
+        return Decision(locator, "new", size)
     if entry.get("state") == "failed":
-        return Decision(locator, "retried", size=size)
+        return Decision(locator, "retried", size)
     if entry.get("size") == size and entry.get("mtime_ns") == stat.st_mtime_ns:
-        return Decision(locator, "unchanged", size=size)
+        return Decision(locator, "unchanged", size)
     old_size = int(entry.get("size") or 0)
     if size < old_size:
-        return Decision(locator, "rewritten", "the file shrank", size)
+        return Decision(locator, "rewritten", size)  # it shrank
     try:
         same_head = head_fingerprint(locator, old_size) == entry.get("head")
-    except OSError as exc:
-        return Decision(locator, "unreadable", exc.strerror or str(exc))
+    except OSError:
+        return Decision(locator, "unreadable")  # ingest reports why
     if same_head:
-        return Decision(locator, "appended", size=size)
-    return Decision(locator, "rewritten", "its first bytes changed", size)
+        return Decision(locator, "appended", size)
+    return Decision(locator, "rewritten", size)  # its first bytes changed
