@@ -14,7 +14,6 @@ Session appeared or disappeared in that build (see traceidx.build).
 
 from __future__ import annotations
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -24,23 +23,6 @@ LINK_MEMBERS = {
     "subagent_activity": "subagent_session_id",
     "subagent_report": "source_session_id",
 }
-
-_RESOLVE = """
-SELECT * EXCLUDE (k_sid) REPLACE (
-    CASE
-        WHEN semantic.delegation IS NOT NULL THEN struct_update(
-            semantic, delegation := struct_update(semantic.delegation, child_session_id := k_sid))
-        WHEN semantic.subagent_activity IS NOT NULL THEN struct_update(
-            semantic, subagent_activity := struct_update(
-                semantic.subagent_activity, subagent_session_id := k_sid))
-        WHEN semantic.subagent_report IS NOT NULL THEN struct_update(
-            semantic, subagent_report := struct_update(
-                semantic.subagent_report, source_session_id := k_sid))
-        ELSE semantic
-    END AS semantic)
-FROM (SELECT t.*, k.sid AS k_sid FROM t LEFT JOIN k ON k.sid = t.linked_session_id)
-ORDER BY _row
-"""
 
 
 def _published_links(items: pa.Table) -> pa.Array:
@@ -64,18 +46,33 @@ def resolve(items: pa.Table, known: pa.Array) -> pa.Table:
     stale = pc.and_(stale, pc.or_(pc.is_valid(current), pc.is_valid(desired)))
     if not pc.any(stale).as_py():
         return items
-    rows = pa.array(range(items.num_rows), pa.int64())
-    numbered = items.append_column("_row", rows)
-    fix = numbered.filter(stale)
-    con = duckdb.connect()
-    con.register("t", fix)
-    con.register("k", pa.table({"sid": known}))
-    fixed: pa.Table = con.sql(_RESOLVE).to_arrow_table()
-    con.close()
-    keep = numbered.filter(pc.invert(stale))
-    merged = pa.concat_tables([keep, fixed.cast(keep.schema)])
-    order = pc.sort_indices(merged.column("_row"))
-    return merged.take(order).drop_columns(["_row"])
+    semantic = items.column("semantic")
+    desired = desired.combine_chunks()
+    chunks, at = [], 0
+    for chunk in semantic.chunks:
+        chunks.append(_resolve_chunk(chunk, desired.slice(at, len(chunk))))
+        at += len(chunk)
+    index = items.schema.get_field_index("semantic")
+    column = pa.chunked_array(chunks, semantic.type)
+    return items.set_column(index, items.schema.field(index), column)
+
+
+def _rebuilt(array: pa.StructArray, replace: dict[str, pa.Array]) -> pa.StructArray:
+    """`array` with some children replaced (rows where `array` is absent stay absent)."""
+    fields = [array.type.field(i) for i in range(array.type.num_fields)]
+    children = [
+        replace[f.name] if f.name in replace else pc.struct_field(array, f.name) for f in fields
+    ]
+    return pa.StructArray.from_arrays(children, fields=fields, mask=array.is_null())
+
+
+def _resolve_chunk(semantic: pa.StructArray, desired: pa.Array) -> pa.StructArray:
+    """One chunk of the semantic column with every link member set to `desired`."""
+    replace = {
+        child: _rebuilt(pc.struct_field(semantic, child), {member: desired})
+        for child, member in LINK_MEMBERS.items()
+    }
+    return _rebuilt(semantic, replace)
 
 
 def parts_linking(paths: list[str], sessions: pa.Array) -> list[str]:

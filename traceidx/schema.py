@@ -98,6 +98,29 @@ def table_schema(table: str) -> pa.Schema:
     return pa.schema(fields)
 
 
+#: string leaves that hold free text or unique values: dictionary encoding only costs there
+_FREE_TEXT = frozenset({"value", "arguments", "fingerprint", "native_id", "locator", "element"})
+
+
+def _string_leaves(t: pa.DataType, path: str) -> list[str]:
+    if pa.types.is_struct(t):
+        return [leaf for f in t for leaf in _string_leaves(f.type, f"{path}.{f.name}")]
+    if pa.types.is_list(t):
+        return _string_leaves(t.value_type, f"{path}.list.element")
+    return [path] if pa.types.is_string(t) else []
+
+
+@cache
+def dictionary_columns(table: str) -> tuple[str, ...]:
+    """The Parquet column paths of a table worth dictionary encoding (categorical strings)."""
+    return tuple(
+        leaf
+        for f in table_schema(table)
+        for leaf in _string_leaves(f.type, f.name)
+        if leaf.rsplit(".", 1)[-1] not in _FREE_TEXT
+    )
+
+
 def _fold_semantic(row: dict[str, Any]) -> dict[str, Any]:
     """A builtins row with its tagged semantic union folded into the role's shape child."""
     semantic = row.get("semantic")

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from traceidx.dataset import STAGING_PREFIX, Partition
-from traceidx.schema import table_schema
+from traceidx.schema import dictionary_columns, table_schema
 
 #: spill staged rows to disk beyond this many bytes of Arrow buffers
 DEFAULT_BUDGET = 96 << 20
@@ -99,7 +99,8 @@ class Stage:
         relative = partition.path(table, self.generation)
         target = self.dataset / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(data, target, **PARQUET_OPTIONS)
+        options = {**PARQUET_OPTIONS, "use_dictionary": list(dictionary_columns(table))}
+        pq.write_table(data, target, **options)
         return relative
 
     def discard(self) -> None:

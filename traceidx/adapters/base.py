@@ -118,6 +118,24 @@ class Adapter:
         """Consume one decoded record (malformed lines are not fed)."""
         raise NotImplementedError
 
+    def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:
+        """Remove and return the leading loops and items that no later record can change.
+
+        Called between records, so a long source need not hold every draft until `finish`.
+        The contract, which `tests/test_drain.py` checks on every corpus file:
+
+        * the loops returned, over all calls, are a prefix of the source's loops in order, and
+          the items a prefix of its items in emission order; `finish` returns the rest;
+        * nothing returned changes afterwards (an item's value, records, loop and links; a
+          loop's end, model and usage), and the adapter drops its own references to it;
+        * an item may be returned before its loop (the loop is identified by its `start`);
+          a tool output only once its call was returned (now or earlier);
+        * nothing is returned before the session's native id is final.
+
+        The default returns nothing: everything waits for `finish`.
+        """
+        return [], []
+
     def finish(self) -> Draft:
         """The source's draft facts once every record was fed."""
         raise NotImplementedError

@@ -1,0 +1,112 @@
+"""Adapters hand over settled drafts while reading (`Adapter.drain`), changing nothing.
+
+For every trace file of the shared corpus (public, generated and reference samples) and of
+the golden fixtures, each file is adapted twice: once keeping every draft until `finish`, and
+once calling `drain` after every record. What `drain` returns is copied the moment it is
+returned; the copies followed by what `finish` returns must equal the first run exactly, so a
+drained draft that changed afterwards, or a prefix broken, fails here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from traceidx.adapters import detect
+from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop
+from traceidx.frame import frame_bytes
+from traceidx.ingest import split_joined
+from traceidx.sourceio import StreamStats, logical_chunks
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("TRACEIDX_CORPUS") or ROOT.parent / "shared" / "corpus")
+_DECODER = msgspec.json.Decoder()
+
+
+def _values(path: Path) -> list[tuple[int, list[Any]]]:
+    with open(path, "rb") as handle:
+        data = b"".join(logical_chunks(handle, StreamStats()))
+    out: list[tuple[int, list[Any]]] = []
+    for line in frame_bytes(data):
+        if line.data is None:
+            continue
+        try:
+            out.append((line.position, [_DECODER.decode(line.data)]))
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            out.append((line.position, split_joined(line.data) or []))
+    return out
+
+
+def _files() -> list[tuple[str, Path]]:
+    roots = [CORPUS / "public", CORPUS / "generated", CORPUS / "reference-samples"]
+    roots.append(ROOT / "tests" / "golden")
+    found: list[tuple[str, Path]] = []
+    suffixes = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.name.endswith(suffixes)):
+            head = [v for _, values in _values(path)[:32] for v in values]
+            cls = detect(head)
+            if cls is not None:
+                found.append((cls.runtime, path))
+    return found
+
+
+FILES = _files()
+
+
+def _item(item: DraftItem) -> dict[str, Any]:
+    copied = {f: getattr(item, f) for f in DraftItem.__slots__ if f != "loop"}
+    copied["loop"] = None if item.loop is None else item.loop.start
+    return msgspec.to_builtins(copied)
+
+
+def _loop(loop: DraftLoop) -> Any:
+    return msgspec.to_builtins(loop)
+
+
+def _run(cls: type[Adapter], values: list[tuple[int, list[Any]]], drain: bool) -> Any:
+    adapter = cls()
+    loops: list[Any] = []
+    items: list[Any] = []
+    for position, objs in values:
+        for obj in objs:
+            adapter.feed(position, obj)
+        if drain:
+            got_loops, got_items = adapter.drain()
+            loops += [_loop(x) for x in got_loops]
+            items += [_item(x) for x in got_items]
+    draft: Draft = adapter.finish()
+    loops += [_loop(x) for x in draft.loops]
+    items += [_item(x) for x in draft.items]
+    session = msgspec.to_builtins(draft.session) if draft.session is not None else None
+    return session, loops, items, dict(draft.unknown_types)
+
+
+@pytest.mark.parametrize(
+    ("runtime", "path"),
+    FILES,
+    ids=[f"{rt}-{p.parent.name}-{p.name[:60]}" for rt, p in FILES],
+)
+def test_drain_changes_nothing(runtime: str, path: Path) -> None:
+    values = _values(path)
+    head = [v for _, vs in values[:32] for v in vs]
+    cls = detect(head)
+    assert cls is not None and cls.runtime == runtime
+    kept = _run(cls, values, drain=False)
+    drained = _run(cls, values, drain=True)
+    assert drained[0] == kept[0], "session facts differ"
+    assert drained[3] == kept[3], "unknown record types differ"
+    assert len(drained[1]) == len(kept[1]), "loop count differs"
+    for i, (a, b) in enumerate(zip(drained[1], kept[1], strict=True)):
+        assert a == b, f"loop {i} changed after it was drained"
+    assert len(drained[2]) == len(kept[2]), "item count differs"
+    for i, (a, b) in enumerate(zip(drained[2], kept[2], strict=True)):
+        assert a == b, f"item {i} changed after it was drained"
+
+
+def test_every_runtime_is_covered() -> None:
+    assert {rt for rt, _ in FILES} >= {"claude_code", "codex", "pi", "dsh"}
