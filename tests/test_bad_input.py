@@ -120,10 +120,10 @@ def test_a_file_vanishing_mid_build_is_not_a_failure(
     shutil.copy(good, doomed)
     real_ingest = ingest_module.ingest
 
-    def vanish_first(locator: str, settings: Any) -> Any:
+    def vanish_first(locator: str, settings: Any, *rest: Any) -> Any:
         if locator == str(doomed):
             doomed.unlink()
-        return real_ingest(locator, settings)
+        return real_ingest(locator, settings, *rest)
 
     monkeypatch.setattr("traceidx.build.ingest", vanish_first)
     report = build([good.parent], tmp_path / "ds", jobs=1)

@@ -179,3 +179,12 @@ def test_scenarios_present(corpus: tuple[Path, list[Path]]) -> None:
     assert len(models - {"<synthetic>"}) >= 3
     months = {x["timestamp"][:7] for x in lines if "timestamp" in x}
     assert len(months) >= 2
+
+
+def test_line_sizes_calibrated_to_real_transcripts(tmp_path: Path) -> None:
+    # Real public Claude Code transcripts average about 2,000 bytes per line (tool results with
+    # whole files, long command output, thinking); the generator must stay within about ±25%.
+    paths = generate_claude_corpus(tmp_path, sessions=40, seed=0)
+    sizes = [len(raw) for path in paths for raw in path.read_bytes().splitlines()]
+    mean = sum(sizes) / len(sizes)
+    assert 1500 <= mean <= 2500, mean

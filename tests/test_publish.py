@@ -8,7 +8,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -116,7 +115,7 @@ def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:
 
 
 def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None:
-    from traceidx.encode import IdCollision, IdGuard, check_part, encode_rows, source_rows
+    from traceidx.encode import IdCollision, IdGuard, check_ids, encode_rows, id_column, source_rows
     from traceidx.ingest import Settings, ingest
 
     trace = tmp_path / "t.jsonl"
@@ -130,9 +129,11 @@ def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None
     guard.check(tables)  # the same ids again, as if another file had them
     with pytest.raises(IdCollision):
         guard.finish()
-    items = tables["items"]
+    column = id_column("items", tables["items"])
+    assert column is not None
+    check_ids("items", [column])
     with pytest.raises(IdCollision):
-        check_part("items", pa.concat_tables([items, items]))
+        check_ids("items", [column, column])  # two pieces of one part
 
 
 def test_the_package_exposes_connect(corpus_dataset: Path) -> None:

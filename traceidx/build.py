@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -41,13 +42,13 @@ from traceidx.dataset import (
     swap_manifest,
 )
 from traceidx.discover import default_roots, discover
-from traceidx.encode import IdGuard, check_part, encode_rows, source_rows
+from traceidx.encode import IdGuard, encode_rows, source_rows
 from traceidx.ingest import Settings, ingest
 from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
-from traceidx.staging import Stage
-from traceidx.sync import Decision, decide, head_digest, records_digest
+from traceidx.staging import Stage, read_arrow, write_arrow
+from traceidx.sync import Decision, decide, head_digest
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
 
@@ -73,6 +74,7 @@ class SourceOutcome:
     vanished: bool = False
     partition: Partition | None = None
     rows: dict[str, list[Any]] | None = None
+    files: list[tuple[str, str]] = field(default_factory=list)
     prefix_digests: dict[int, str] = field(default_factory=dict)
 
 
@@ -80,15 +82,36 @@ Progress = Callable[[int, int, SourceOutcome], None]
 
 
 def process(
-    locator: str, action: str, settings: Settings, missing: dict[int, list[int]] | None = None
+    locator: str,
+    action: str,
+    settings: Settings,
+    missing: dict[int, list[int]] | None = None,
+    spool: Path | None = None,
 ) -> SourceOutcome:
     """Ingest and encode one source (runs in a worker process).
 
     `missing` maps the sessions of vanished sources to their record counts: for a source of
     such a session, the digests of its first records are computed for move detection.
+    With a `spool` folder, rows a long source settles while it is read are written there as
+    Arrow IPC files (`SourceOutcome.files`), so a worker's memory stays bounded.
     """
     fault_point("ingest")
-    result = ingest(locator, settings)
+    files: list[tuple[str, str]] = []
+
+    def spill(rows: dict[str, list[Any]]) -> None:
+        assert spool is not None
+        for table, data in encode_rows(rows).items():
+            if data.num_rows:
+                path = spool / f"source-{uuid.uuid4().hex}-{table}.arrow"
+                write_arrow(path, data)
+                files.append((table, str(path)))
+
+    counts = {count for counts in (missing or {}).values() for count in counts}
+    result = ingest(locator, settings, spill if spool is not None else None, counts)
+    if result.state != "indexed":
+        for _, path in files:
+            Path(path).unlink(missing_ok=True)
+        files = []
     outcome = SourceOutcome(
         locator,
         action,
@@ -126,20 +149,20 @@ def process(
     encoded = source_rows(result)
     if encoded is not None and result.projection is not None:
         outcome.partition, outcome.rows = encoded
+        outcome.files = files
         session_id = result.projection.session.session_id
-        fingerprints = [r.fingerprint for r in result.records]
         entry.update(
             source_id=result.projection.session.source_ids[0],
             session_id=session_id,
             partition=outcome.partition.key,
-            records=len(result.records),
-            loops=len(result.projection.loops),
-            items=len(result.projection.items),
-            digest=records_digest(fingerprints),
+            records=result.record_count,
+            loops=result.loop_count,
+            items=result.item_count,
+            digest=result.digest,
         )
         for count in (missing or {}).get(session_id, []):
-            if count <= len(fingerprints):
-                outcome.prefix_digests[count] = records_digest(fingerprints[:count])
+            if count in result.prefix_digests:
+                outcome.prefix_digests[count] = result.prefix_digests[count]
     outcome.entry = entry
     return outcome
 
@@ -160,13 +183,17 @@ def _ipc(table: pa.Table) -> bytes:
 
 
 def process_batch(
-    work: list[tuple[str, str]], settings: Settings, missing: dict[int, list[int]]
+    work: list[tuple[str, str]],
+    settings: Settings,
+    missing: dict[int, list[int]],
+    spool: Path | None = None,
 ) -> Batch:
-    """Ingest a batch of sources; their rows are concatenated per partition and table."""
+    """Ingest a batch of sources; their rows are concatenated per partition and table (the
+    rows long sources flushed while read stay in their files, named by the outcomes)."""
     outcomes = []
     pieces: dict[str, dict[str, list[Any]]] = {}
     for locator, action in work:
-        outcome = process(locator, action, settings, missing)
+        outcome = process(locator, action, settings, missing, spool)
         if outcome.rows is not None and outcome.partition is not None:
             into = pieces.setdefault(outcome.partition.key, {})
             for table, objs in outcome.rows.items():
@@ -255,24 +282,28 @@ def _batches(decisions: list[Decision]) -> list[list[tuple[str, str]]]:
 
 
 def _run(
-    decisions: list[Decision], settings: Settings, jobs: int, missing: dict[int, list[int]]
+    decisions: list[Decision],
+    settings: Settings,
+    jobs: int,
+    missing: dict[int, list[int]],
+    spool: Path,
 ) -> Iterator[Batch]:
     """Batch results in batch order; at most two batches per worker are in flight, so a
     slow consumer never lets finished results pile up in memory."""
     batches = _batches(decisions)
     if jobs <= 1 or len(batches) < 2:
         for batch in batches:
-            yield process_batch(batch, settings, missing)
+            yield process_batch(batch, settings, missing, spool)
         return
     with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as pool:
         pending: deque[Future[Batch]] = deque()
         todo = iter(batches)
         for batch in itertools.islice(todo, 2 * jobs):
-            pending.append(pool.submit(process_batch, batch, settings, missing))
+            pending.append(pool.submit(process_batch, batch, settings, missing, spool))
         while pending:
             result = pending.popleft().result()
             for batch in itertools.islice(todo, 1):
-                pending.append(pool.submit(process_batch, batch, settings, missing))
+                pending.append(pool.submit(process_batch, batch, settings, missing, spool))
             yield result
 
 
@@ -388,12 +419,18 @@ class _Sync:
         for e in self.entries.values():
             if e.get("missing") and "session_id" in e:
                 missing.setdefault(int(e["session_id"]), []).append(int(e.get("records", 0)))
-        for batch in _run(decisions, self.settings, self.jobs, missing):
+        self.stage.folder.mkdir(parents=True, exist_ok=True)
+        for batch in _run(decisions, self.settings, self.jobs, missing, self.stage.folder):
             for key, by_table in batch.tables.items():
                 tables = {t: pa.ipc.open_stream(data).read_all() for t, data in by_table.items()}
                 guard.check(tables)
                 self.stage.add(Partition.from_key(key), tables)
             for outcome in batch.outcomes:
+                if outcome.partition is not None:
+                    for table, path in outcome.files:
+                        for piece in read_arrow(Path(path)):
+                            guard.check({table: piece})
+                        self.stage.add_file(outcome.partition, table, Path(path))
                 done += 1
                 self._consume(outcome)
                 if self.progress is not None:
@@ -469,12 +506,12 @@ class _Sync:
             old = self.previous["parts"].get(partition.key, {})
             new: dict[str, str] = {}
             for table in TABLES:
-                data = self.stage.assemble(partition, table, old.get(table), drop)
+                pieces = self.stage.pieces(partition, table, old.get(table), drop)
                 if table == "items":
-                    data = resolve_links(data, known_ids)
-                if data.num_rows:
-                    check_part(table, data)
-                    new[table] = self.stage.write(partition, table, data)
+                    pieces = (resolve_links(piece, known_ids) for piece in pieces)
+                written = self.stage.write(partition, table, pieces)
+                if written is not None:
+                    new[table] = written
                     fault_point("write")
             return new
 

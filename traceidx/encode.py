@@ -55,7 +55,8 @@ class IdGuard:
 
     It sees every row a build publishes anew (keeping only the id columns, 8 bytes per row,
     and checking them together at the end), and the kept rows of every part it rewrites
-    (`check_part`); rows in parts a build does not touch were checked when published.
+    (`check_ids`, as a part is written); rows in parts a build does not touch were checked
+    when they were published.
     """
 
     def __init__(self) -> None:
@@ -63,29 +64,37 @@ class IdGuard:
 
     def check(self, tables: dict[str, pa.Table]) -> None:
         """Take the ids of a batch of new rows (refusing duplicates within it at once)."""
-        for table, column in ID_COLUMNS.items():
+        for table in ID_COLUMNS:
             data = tables.get(table)
             if data is None or data.num_rows == 0:
                 continue
-            values = data.column(column)
-            if pc.count_distinct(values).as_py() != len(values):
-                raise IdCollision(f"{table}: an id names two facts; nothing was published")
             # copied: the column may share its buffer with the whole batch it came in
-            memory = pa.default_cpu_memory_manager()
-            self._ids[table].append(pa.chunked_array([c.copy_to(memory) for c in values.chunks]))
+            values = id_column(table, data)
+            assert values is not None
+            check_ids(table, [values])
+            self._ids[table].append(values)
 
     def finish(self) -> None:
         """Refuse duplicates across every batch of the build."""
-        for table, chunks in self._ids.items():
-            values = pa.chunked_array([c for chunked in chunks for c in chunked.chunks])
-            if pc.count_distinct(values).as_py() != len(values):
-                raise IdCollision(f"{table}: an id names two facts; nothing was published")
+        for table, columns in self._ids.items():
+            check_ids(table, columns)
 
 
-def check_part(table: str, data: pa.Table) -> None:
-    """Ids are unique within one assembled part."""
+def id_column(table: str, data: pa.Table) -> pa.ChunkedArray | None:
+    """The id column of a table's rows, copied out of the buffers it shares (None if the table
+    has no id column)."""
     column = ID_COLUMNS.get(table)
-    if column is None or data.num_rows == 0:
+    if column is None:
+        return None
+    memory = pa.default_cpu_memory_manager()
+    return pa.chunked_array([c.copy_to(memory) for c in data.column(column).chunks])
+
+
+def check_ids(table: str, columns: list[pa.ChunkedArray]) -> None:
+    """Ids are unique within one part (given its id columns, piece by piece)."""
+    chunks = [c for column in columns for c in column.chunks]
+    if not chunks:
         return
-    if pc.count_distinct(data.column(column)).as_py() != data.num_rows:
+    values = pa.chunked_array(chunks)
+    if pc.count_distinct(values).as_py() != len(values):
         raise IdCollision(f"{table}: an id names two facts; nothing was published")

@@ -4,13 +4,22 @@ This is the per-source unit of work (and of parallelism). It reads the file once
 in chunks; problems with the evidence are data (a malformed line is a Record with
 ``parse_status = malformed``; an unclaimed file is ``skipped`` with a reason), while I/O
 errors make the source ``failed`` with the reason. Nothing here writes anywhere.
+
+Given a `RowSink`, memory stays bounded however long the source is: every `DRAIN_EVERY`
+records the adapter hands over the drafts no later record can change (`Adapter.drain`); they
+are projected at once, and once the lines behind the pending rows reach `FLUSH_BYTES` those
+rows (records, loops, items) go to the sink. The result then holds only the rest; its counts
+and digests cover the whole source.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from array import array
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from hashlib import blake2b
 from typing import Any, Literal
 
 import msgspec
@@ -19,8 +28,8 @@ from traceidx import ids
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
-from traceidx.model import ByteRange, Record, Source
-from traceidx.project import Projection, project
+from traceidx.model import ByteRange, Item, Loop, Record, Source
+from traceidx.project import Projection, Projector
 from traceidx.sourceio import StreamStats, logical_chunks
 from traceidx.text import DEFAULT_TEXT_LIMIT
 
@@ -29,6 +38,14 @@ _DECODE = msgspec.json.Decoder()
 _NO_FACTS = RecordFacts(None, None)
 #: damaged lines reported one by one per source (all are counted in the manifest)
 MAX_LINE_WARNINGS = 5
+#: with a sink, the adapter is drained every this many records...
+DRAIN_EVERY = 512
+#: ...and pending rows are handed over once the lines behind them reach this many bytes
+FLUSH_BYTES = 32 << 20
+_NO_TIME = -(1 << 63)
+
+#: receives rows of a source as they settle: domain objects by table
+RowSink = Callable[[dict[str, list[Any]]], None]
 
 
 @dataclass(slots=True)
@@ -53,6 +70,11 @@ class SourceResult:
     source: Source | None = None
     records: list[Record] = field(default_factory=list)
     projection: Projection | None = None
+    record_count: int = 0
+    loop_count: int = 0
+    item_count: int = 0
+    digest: str | None = None
+    prefix_digests: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +128,66 @@ def split_joined(data: bytes) -> list[Any] | None:
 class _Run:
     """State of one source's ingestion."""
 
-    def __init__(self, result: SourceResult, settings: Settings) -> None:
+    def __init__(
+        self,
+        result: SourceResult,
+        settings: Settings,
+        sink: RowSink | None = None,
+        prefix_counts: Collection[int] = (),
+    ) -> None:
         self.result = result
         self.settings = settings
+        self.sink = sink
+        self.prefix_counts = prefix_counts
         self.source_id = ids.source_id(result.locator)
         self.adapter: Adapter | None = None
         self.head: list[tuple[FramedLine, Any, str]] = []
         self.undecided = True
         self.first_shape = "no lines"
+        self.record_ids = array("q")
+        self.times = array("q")
+        self.hasher = blake2b(digest_size=16)
+        self.projector: Projector | None = None
+        self.loops: list[Loop] = []
+        self.items: list[Item] = []
+        self.pending_bytes = 0
+        self.since_drain = 0
+
+    def time_of(self, position: int) -> int | None:
+        if position >= len(self.times):
+            return None
+        value = self.times[position]
+        return None if value == _NO_TIME else value
+
+    def start(self, runtime: str, native_id: str) -> Projector:
+        """The source's projector, bound to its Session."""
+        if self.projector is None:
+            self.projector = Projector(
+                runtime, self.source_id, self.settings.text_limit, self.time_of, self.record_ids
+            )
+            self.projector.start(native_id)
+        elif self.projector.session_id != ids.session_id(runtime, native_id):
+            raise RuntimeError(
+                f"{runtime} adapter: drafts were drained before the session was final"
+            )
+        return self.projector
+
+    def drain(self) -> None:
+        """Project what the adapter settled; hand pending rows over once they are large."""
+        assert self.adapter is not None and self.sink is not None
+        self.since_drain = 0
+        loops, items = self.adapter.drain()
+        if loops or items:
+            session = self.adapter.session
+            if session is None:
+                raise RuntimeError(f"{self.adapter.runtime} adapter drained before a session")
+            projector = self.start(self.adapter.runtime, session.native_id)
+            self.loops += projector.loops(loops)
+            self.items += projector.items(items)
+        if self.pending_bytes >= FLUSH_BYTES:
+            self.sink({"records": self.result.records, "loops": self.loops, "items": self.items})
+            self.result.records, self.loops, self.items = [], [], []
+            self.pending_bytes = 0
 
     def line(self, line: FramedLine) -> None:
         obj, status = _decode(line)
@@ -171,9 +245,10 @@ class _Run:
             )
         if self.adapter is None:
             return
+        record_id = ids.record_id(self.source_id, line.position)
         self.result.records.append(
             Record(
-                record_id=ids.record_id(self.source_id, line.position),
+                record_id=record_id,
                 source_id=self.source_id,
                 source_position=line.position,
                 content_range=ByteRange(line.start, line.end),
@@ -183,15 +258,35 @@ class _Run:
                 native_type=facts.native_type,
             )
         )
+        self.record_ids.append(record_id)
+        self.times.append(_NO_TIME if facts.occurred_at is None else facts.occurred_at)
+        self.hasher.update(line.fingerprint.encode("ascii"))
+        if len(self.record_ids) in self.prefix_counts:
+            self.result.prefix_digests[len(self.record_ids)] = self.hasher.hexdigest()
+        if self.sink is not None:
+            self.pending_bytes += line.end - line.start
+            self.since_drain += 1
+            if self.since_drain >= DRAIN_EVERY:
+                self.drain()
 
 
-def ingest(locator: str, settings: Settings) -> SourceResult:
-    """Ingest the file at a canonical locator."""
+def ingest(
+    locator: str,
+    settings: Settings,
+    sink: RowSink | None = None,
+    prefix_counts: Collection[int] = (),
+) -> SourceResult:
+    """Ingest the file at a canonical locator.
+
+    `sink` (optional) receives settled rows while reading (see the module docstring); it sees
+    rows of a source that may still end up skipped, which its caller then discards.
+    `prefix_counts`: record counts at which the digest of the fingerprints so far is kept.
+    """
     result = SourceResult(locator, "failed")
     try:
         stat = os.stat(locator)
         result.size, result.mtime_ns = stat.st_size, stat.st_mtime_ns
-        run = _Run(result, settings)
+        run = _Run(result, settings, sink, prefix_counts)
         framer = Framer(settings.max_record_bytes)
         with open(locator, "rb") as stream:
             for chunk in logical_chunks(stream, result.stream):
@@ -224,17 +319,15 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
     draft = run.adapter.finish()
     result.unknown_types = dict(draft.unknown_types)
     assert result.runtime is not None
-    times = {r.source_position: r.occurred_at for r in result.records if r.occurred_at is not None}
-    projection = project(
-        draft,
-        runtime=result.runtime,
-        source_id=run.source_id,
-        text_limit=settings.text_limit,
-        times=times,
-        record_ids=[r.record_id for r in result.records],
-    )
-    if projection is None:
+    if draft.session is None:
         return _skip(result, f"{result.runtime}: no record states a session identity")
+    projector = run.start(result.runtime, draft.session.native_id)
+    loops = run.loops + projector.loops(draft.loops)
+    items = run.items + projector.items(draft.items)
+    projection = Projection(projector.session(draft.session), loops, items)
+    result.record_count = len(run.record_ids)
+    result.loop_count, result.item_count = projector.loop_count, projector.item_count
+    result.digest = run.hasher.hexdigest()
     result.state = "indexed"
     result.source = Source(
         run.source_id,

@@ -13,13 +13,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
 
 from traceidx import ids
-from traceidx.adapters.base import Draft, DraftItem, DraftLoop
+from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.model import (
     ROLE_BY_NAME,
     VALUE_BY_ROLE,
@@ -63,122 +63,147 @@ def project(
     times: dict[int, int] | None = None,
     record_ids: list[int] | None = None,
 ) -> Projection | None:
-    """Domain objects of a draft; None when the draft established no Session.
+    """Domain objects of a whole draft; None when the draft established no Session.
 
     `times` maps record positions to the runtime time written on them (for loop times);
     `record_ids` (optional) lists the source's record ids by position, saving their hashing.
     """
     if draft.session is None:
         return None
-    ds = draft.session
-    known_ids = record_ids or []
-
-    def rid(position: int) -> int:
-        if position < len(known_ids):
-            return known_ids[position]
-        return ids.record_id(source_id, position)
-
-    session_id = ids.session_id(runtime, ds.native_id)
-
-    def ref(pair: tuple[str, int] | None) -> SessionRef | None:
-        if pair is None or pair[0] == ds.native_id:
-            return None
-        return SessionRef(ids.session_id(runtime, pair[0]), rid(pair[1]))
-
-    session = Session(
-        session_id=session_id,
-        runtime=runtime,  # type: ignore[arg-type]
-        native_id=ds.native_id,
-        identity_record_id=rid(ds.identity_record),
-        source_ids=(source_id,),
-        created_at=ds.created_at,
-        name=ds.name,
-        working_directory=ds.working_directory,
-        forked_from=ref(ds.forked_from),
-        delegated_from=ref(ds.delegated_from),
-    )
-    loop_ids = {id(loop): ids.loop_id(source_id, loop.start) for loop in draft.loops}
-    loops = [
-        _loop(loop, loop_ids[id(loop)], session_id, position, source_id, times or {}, rid)
-        for position, loop in enumerate(draft.loops)
-    ]
-    items = _items(draft.items, loop_ids, session_id, source_id, runtime, text_limit, rid)
-    return Projection(session, loops, items)
+    known = times or {}
+    projector = Projector(runtime, source_id, text_limit, known.get, record_ids or [])
+    projector.start(draft.session.native_id)
+    loops = projector.loops(draft.loops)
+    return Projection(projector.session(draft.session), loops, projector.items(draft.items))
 
 
-def _loop(
-    draft: DraftLoop,
-    loop_id: int,
-    session_id: int,
-    position: int,
-    source: int,
-    times: dict[int, int],
-    rid: Callable[[int], int],
-) -> Loop:
-    end = None
-    if draft.end is not None:
-        end = LoopEnd(record_id=rid(draft.end), outcome=draft.outcome)  # type: ignore[arg-type]
-    model = None
-    if draft.model_id:
-        model = LoopModel(draft.model_id, draft.effort, draft.context_window)
-    return Loop(
-        loop_id=loop_id,
-        session_id=session_id,
-        source_id=source,
-        session_position=position,
-        start_record_id=rid(draft.start),
-        native_id=draft.native_id,
-        end=end,
-        model=model,
-        usage=sum_usage(draft.usage),
-        started_at=times.get(draft.start),
-        ended_at=times.get(draft.end) if draft.end is not None else None,
-    )
+class Projector:
+    """Projects one source's drafts batch by batch, in order (drained batches, then the rest).
 
+    Batches must arrive in the source's order: loop positions, item ordinals, loop positions
+    of items and tool-call links carry over from one batch to the next. Projecting a whole
+    draft in one batch is the same as projecting it in several.
+    """
 
-def _items(
-    drafts: list[DraftItem],
-    loop_ids: dict[int, int],
-    session_id: int,
-    source_id: int,
-    runtime: str,
-    text_limit: int,
-    rid: Callable[[int], int],
-) -> list[Item]:
-    ordinals: dict[int, int] = {}
-    item_ids: list[int] = []
-    calls: dict[str, int] = {}
-    for draft in drafts:
-        first = min(draft.records)
-        ordinal = ordinals.get(first, 0)
-        ordinals[first] = ordinal + 1
-        item_id = ids.item_id(source_id, first, ordinal)
-        item_ids.append(item_id)
-        if draft.call_id is not None:
-            calls[draft.call_id] = item_id
-    positions: dict[int, int] = {}
-    items: list[Item] = []
-    for draft, item_id in zip(drafts, item_ids, strict=True):
-        loop_id = loop_ids[id(draft.loop)] if draft.loop is not None else None
-        loop_position = None
-        if loop_id is not None:
-            loop_position = positions.get(loop_id, 0)
-            positions[loop_id] = loop_position + 1
-        semantic = _semantic(draft, calls, runtime, text_limit)
-        items.append(
-            Item(
-                item_id=item_id,
-                session_id=session_id,
-                source_id=source_id,
-                record_ids=tuple(rid(p) for p in sorted(set(draft.records))),
-                semantic=semantic,
-                loop_id=loop_id,
-                loop_position=loop_position,
-                occurred_at=draft.occurred_at,
-                linked_session_id=_linked(semantic),
-            )
+    def __init__(
+        self,
+        runtime: str,
+        source_id: int,
+        text_limit: int,
+        time_of: Callable[[int], int | None],
+        record_ids: Sequence[int],
+    ) -> None:
+        self.runtime = runtime
+        self.source_id = source_id
+        self.text_limit = text_limit
+        self.time_of = time_of
+        self.record_ids = record_ids
+        self.session_id: int | None = None
+        self.loop_count = 0
+        self.item_count = 0
+        self._ordinals: dict[int, int] = {}
+        self._calls: dict[str, int] = {}
+        self._positions: dict[int, int] = {}
+
+    def rid(self, position: int) -> int:
+        """The id of the record at `position` (hashed only if not known already)."""
+        if position < len(self.record_ids):
+            return self.record_ids[position]
+        return ids.record_id(self.source_id, position)
+
+    def start(self, native_id: str) -> int:
+        """Fix the Session the projected facts belong to; its id."""
+        self.session_id = ids.session_id(self.runtime, native_id)
+        return self.session_id
+
+    def session(self, ds: DraftSession) -> Session:
+        """The Session row, once every record was read."""
+        session_id = self.start(ds.native_id)
+
+        def ref(pair: tuple[str, int] | None) -> SessionRef | None:
+            if pair is None or pair[0] == ds.native_id:
+                return None
+            return SessionRef(ids.session_id(self.runtime, pair[0]), self.rid(pair[1]))
+
+        return Session(
+            session_id=session_id,
+            runtime=self.runtime,  # type: ignore[arg-type]
+            native_id=ds.native_id,
+            identity_record_id=self.rid(ds.identity_record),
+            source_ids=(self.source_id,),
+            created_at=ds.created_at,
+            name=ds.name,
+            working_directory=ds.working_directory,
+            forked_from=ref(ds.forked_from),
+            delegated_from=ref(ds.delegated_from),
         )
-    return items
+
+    def loops(self, drafts: list[DraftLoop]) -> list[Loop]:
+        """Loop rows of the next loops of the source, in order."""
+        assert self.session_id is not None
+        out = []
+        for draft in drafts:
+            end = None
+            if draft.end is not None:
+                end = LoopEnd(record_id=self.rid(draft.end), outcome=draft.outcome)  # type: ignore[arg-type]
+            model = None
+            if draft.model_id:
+                model = LoopModel(draft.model_id, draft.effort, draft.context_window)
+            out.append(
+                Loop(
+                    loop_id=ids.loop_id(self.source_id, draft.start),
+                    session_id=self.session_id,
+                    source_id=self.source_id,
+                    session_position=self.loop_count,
+                    start_record_id=self.rid(draft.start),
+                    native_id=draft.native_id,
+                    end=end,
+                    model=model,
+                    usage=sum_usage(draft.usage),
+                    started_at=self.time_of(draft.start),
+                    ended_at=self.time_of(draft.end) if draft.end is not None else None,
+                )
+            )
+            self.loop_count += 1
+        return out
+
+    def items(self, drafts: list[DraftItem]) -> list[Item]:
+        """Item rows of the next items of the source, in emission order."""
+        assert self.session_id is not None
+        source_id = self.source_id
+        item_ids: list[int] = []
+        for draft in drafts:  # every call of the batch first: an output may precede its call
+            first = min(draft.records)
+            ordinal = self._ordinals.get(first, 0)
+            self._ordinals[first] = ordinal + 1
+            item_id = ids.item_id(source_id, first, ordinal)
+            item_ids.append(item_id)
+            if draft.call_id is not None:
+                self._calls[draft.call_id] = item_id
+        rid = self.rid
+        items: list[Item] = []
+        for draft, item_id in zip(drafts, item_ids, strict=True):
+            loop_id = ids.loop_id(source_id, draft.loop.start) if draft.loop is not None else None
+            loop_position = None
+            if loop_id is not None:
+                loop_position = self._positions.get(loop_id, 0)
+                self._positions[loop_id] = loop_position + 1
+            semantic = _semantic(draft, self._calls, self.runtime, self.text_limit)
+            items.append(
+                Item(
+                    item_id=item_id,
+                    session_id=self.session_id,
+                    source_id=source_id,
+                    record_ids=tuple(rid(p) for p in sorted(set(draft.records))),
+                    semantic=semantic,
+                    loop_id=loop_id,
+                    loop_position=loop_position,
+                    occurred_at=draft.occurred_at,
+                    linked_session_id=_linked(semantic),
+                )
+            )
+        self.item_count += len(items)
+        return items
 
 
 @lru_cache(maxsize=4096)

@@ -1,12 +1,13 @@
 """Staging a generation: new rows spooled by partition, then each changed part assembled once.
 
 Rows of freshly projected sources arrive batch by batch. They are buffered per partition and
-table; when the buffers exceed a memory budget they are spilled as Arrow IPC files (cheap to
-write, memory-mapped when read back) to a private staging folder
-(``<dataset>/.staging-<generation>/``), so memory stays bounded however large the corpus is.
-When every source is in, each changed partition's part is assembled from the previous part's
-rows that are still current (rows of sources that changed or went away are dropped, by
-``source_id``) followed by the staged rows, and written under the new generation's name.
+table; when the buffers exceed a memory budget they are spilled as Arrow IPC files to a private
+staging folder (``<dataset>/.staging-<generation>/``), where workers also leave the rows of
+long sources they flushed while reading (`add_file`), so memory stays bounded however large the
+corpus or a single source is. When every source is in, each changed partition's part is
+streamed, piece by piece, from the previous part's rows that are still current (rows of sources
+that changed or went away are dropped, by ``source_id``) followed by the staged rows, into a
+Parquet file under the new generation's name, one row group per `ROW_GROUP_BYTES` of rows.
 Parts of partitions that did not change are not touched.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,11 +23,30 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from traceidx.dataset import STAGING_PREFIX, Partition
+from traceidx.encode import check_ids, id_column
 from traceidx.schema import dictionary_columns, table_schema
 
 #: spill staged rows to disk beyond this many bytes of Arrow buffers
 DEFAULT_BUDGET = 96 << 20
 PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd", "write_statistics": True}
+#: a row group of a written part holds about this many bytes of Arrow data
+ROW_GROUP_BYTES = 64 << 20
+#: rows read at a time from a previous part
+READ_ROWS = 64 * 1024
+
+
+def write_arrow(path: Path, data: pa.Table) -> None:
+    """Write a table as an Arrow IPC file."""
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, data.schema) as out:
+        out.write_table(data)
+
+
+def read_arrow(path: Path) -> Iterator[pa.Table]:
+    """The record batches of an Arrow IPC file, one at a time, as tables."""
+    with pa.OSFile(str(path), "rb") as source:
+        reader = pa.ipc.open_file(source)
+        for i in range(reader.num_record_batches):
+            yield pa.Table.from_batches([reader.get_batch(i)])
 
 
 def _source_ids(table: str, data: pa.Table) -> pa.Array:
@@ -66,41 +87,76 @@ class Stage:
         for key, pieces in self._buffers.items():
             partition, table = key
             path = self.folder / f"{table}-{partition.key.replace('/', '_')}-{self._spills}.arrow"
-            data = pa.concat_tables(pieces)
-            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, data.schema) as out:
-                out.write_table(data)
+            write_arrow(path, pa.concat_tables(pieces))
             self._chunks[key].append(path)
         self._buffers.clear()
         self._buffered = 0
         self._spills += 1
 
-    def assemble(
+    def add_file(self, partition: Partition, table: str, path: Path) -> None:
+        """Stage rows a worker wrote to an Arrow IPC file in the staging folder."""
+        self._chunks[(partition, table)].append(path)
+
+    def pieces(
         self, partition: Partition, table: str, previous: str | None, drop: pa.Array
-    ) -> pa.Table:
-        """The partition's rows for the new generation."""
+    ) -> Iterator[pa.Table]:
+        """The partition's rows for the new generation, a bounded piece at a time."""
         schema = table_schema(table)
-        pieces: list[pa.Table] = []
         if previous is not None:
-            old = pq.read_table(self.dataset / previous, schema=schema)
-            if len(drop):
-                old = old.filter(pc.invert(pc.is_in(_source_ids(table, old), value_set=drop)))
-            pieces.append(old)
+            old = pq.ParquetFile(self.dataset / previous)
+            for batch in old.iter_batches(batch_size=READ_ROWS):
+                piece = pa.Table.from_batches([batch])
+                if piece.schema != schema:
+                    piece = piece.cast(schema)
+                if len(drop):
+                    keep = pc.invert(pc.is_in(_source_ids(table, piece), value_set=drop))
+                    piece = piece.filter(keep)
+                yield piece
         key = (partition, table)
         for path in self._chunks.get(key, []):
-            # no `with`: the table's buffers are views of the mapping, which must outlive them
-            pieces.append(pa.ipc.open_file(pa.memory_map(str(path))).read_all())
-        pieces.extend(self._buffers.get(key, []))
-        if not pieces:
-            return schema.empty_table()
-        return pa.concat_tables(pieces)
+            yield from read_arrow(path)
+        yield from self._buffers.get(key, [])
 
-    def write(self, partition: Partition, table: str, data: pa.Table) -> str:
-        """Write an assembled part under the new generation's name; its dataset-relative path."""
+    def write(self, partition: Partition, table: str, pieces: Iterable[pa.Table]) -> str | None:
+        """Write a part under the new generation's name; its dataset-relative path (None when
+        it has no rows). Ids must be unique within the part."""
         relative = partition.path(table, self.generation)
         target = self.dataset / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
         options = {**PARQUET_OPTIONS, "use_dictionary": list(dictionary_columns(table))}
-        pq.write_table(data, target, **options)
+        writer: pq.ParquetWriter | None = None
+        group: list[pa.Table] = []
+        size = 0
+        ids: list[pa.Array] = []
+
+        def flush() -> None:
+            nonlocal writer, size
+            data = pa.concat_tables(group)
+            if writer is None:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                writer = pq.ParquetWriter(target, data.schema, **options)
+            writer.write_table(data, row_group_size=max(1, data.num_rows))
+            group.clear()
+            size = 0
+
+        try:
+            for piece in pieces:
+                if not piece.num_rows:
+                    continue
+                column = id_column(table, piece)
+                if column is not None:
+                    ids.append(column)
+                group.append(piece)
+                size += piece.nbytes
+                if size >= ROW_GROUP_BYTES:
+                    flush()
+            if group:
+                flush()
+        finally:
+            if writer is not None:
+                writer.close()
+        if writer is None:
+            return None
+        check_ids(table, ids)
         return relative
 
     def discard(self) -> None:

@@ -95,6 +95,7 @@ class Adapter:
     position: int
     time: int | None
     items: list[DraftItem]
+    session: DraftSession | None
 
     def emit(
         self,

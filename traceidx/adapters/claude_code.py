@@ -41,11 +41,21 @@ result; ``duration_ms`` from ``toolUseResult.durationMs`` / ``totalDurationMs``;
 ``runtime_truncated`` from ``toolUseResult.truncated``. The ``Bash`` tool's ``command`` is the
 declared shell command. ``Agent``/``Task`` calls are delegations; their results are subagent
 reports (or activity while the subagent runs in the background).
+
+Drain: a Loop settles when the next Loop starts: its usage is summed and its final answer
+chosen then, and lines of a response (same ``message.id``) are taken not to recur after that
+(a response without ``message.id`` stays open, so its Loop waits for ``finish``). Items leave
+in emission order up to the first one that may still change: the latest text of an
+unsettled Loop's latest response (a final-answer candidate), a delegation call awaiting its
+result (which names its subagent), or a tool result whose call is not in the transcript yet;
+the latter two are held at most until the next Loop starts. Nothing leaves before the
+session id is known.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any
 
 import msgspec
@@ -244,17 +254,35 @@ def _native_type(obj: dict[str, Any]) -> str | None:
     return f"{kind}/{refinement}" if isinstance(refinement, str) else kind
 
 
-class _Response:
-    """One API response assembled from its per-block lines."""
+class _Turn:
+    """A Loop not yet drained, with the API responses that count towards its usage."""
 
-    __slots__ = ("loop", "output", "sample", "stop_reason", "texts")
+    __slots__ = ("last", "loop", "responses", "settled")
 
     def __init__(self, loop: DraftLoop) -> None:
         self.loop = loop
+        self.responses: list[_Response] = []  # in creation order
+        self.last: _Response | None = None  # the latest one: its text may be the final answer
+        self.settled = False  # usage and final answer are fixed: the Loop may be drained
+
+
+class _Response:
+    """One API response assembled from its per-block lines."""
+
+    __slots__ = ("key", "output", "sample", "stop_reason", "text", "turn")
+
+    def __init__(self, key: tuple[str, str], turn: _Turn) -> None:
+        self.key = key
+        self.turn = turn
         self.sample: UsageSample | None = None
         self.output = -1
         self.stop_reason: str | None = None
-        self.texts: list[DraftItem] = []
+        self.text: DraftItem | None = None  # its latest text while it is its Loop's latest
+
+
+def _closable(key: tuple[str, str]) -> bool:
+    """Whether lines of this response stop once a later Loop starts (it has a message id)."""
+    return key[0] != "None" and key[0] != ""
 
 
 @register
@@ -276,14 +304,17 @@ class ClaudeCodeAdapter(Adapter):
         self.session: DraftSession | None = None
         self.parent_session: str | None = None
         self.subagent = False
-        self.loops: list[DraftLoop] = []
-        self.items: list[DraftItem] = []
+        self.turns: deque[_Turn] = deque()  # the Loops not drained yet, in order
+        self.turn: _Turn | None = None  # the current Loop's
+        self.items: list[DraftItem] = []  # the items not drained yet, in order
         self.loop: DraftLoop | None = None  # the current Loop
         self.open = False  # whether the current Loop may still receive work
         self.pending_start: int | None = None  # runtime input that may start agent work
-        self.responses: dict[tuple[str, str], _Response] = {}
-        self.last_response: dict[int, _Response] = {}  # id(loop) -> its latest response
-        self.calls: dict[str, tuple[str, DraftItem]] = {}  # tool_use id -> (name, item)
+        self.responses: dict[tuple[str, str], _Response] = {}  # responses still open
+        self.calls: dict[str, str] = {}  # tool_use id -> tool name
+        self.delegations: dict[str, DraftItem] = {}  # call id -> call awaiting its subagent
+        self.held: set[int] = set()  # id() of the items that may still change
+        self.waiting: dict[int, DraftItem] = {}  # held until the next Loop starts
         self.agent_tasks: dict[str, str] = {}  # task/agent id -> kind ("agent" | call id)
         self.unknown: dict[str, int] = {}
         self.position = 0
@@ -307,13 +338,68 @@ class ClaudeCodeAdapter(Adapter):
             self.unknown[name] = self.unknown.get(name, 0) + 1
         return RecordFacts(self.time, _native_type(obj))
 
+    def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:
+        if self.session is None:
+            return [], []
+        loops: list[DraftLoop] = []
+        turns = self.turns
+        while turns and turns[0].settled:
+            loops.append(turns.popleft().loop)
+        items, held = self.items, self.held
+        count = 0
+        while count < len(items) and id(items[count]) not in held:
+            count += 1
+        if count == 0:
+            return loops, []
+        settled = items[:count]
+        del items[:count]
+        return loops, settled
+
     def finish(self) -> Draft:
-        for response in self.responses.values():
+        for turn in self.turns:
+            if not turn.settled:
+                self._settle(turn)
+        loops = [turn.loop for turn in self.turns]
+        return Draft(self.session, loops, self.items, self.unknown)
+
+    # -- drafts that may still change --------------------------------------------------------
+
+    def _hold(self, item: DraftItem, until_next_loop: bool = False) -> None:
+        self.held.add(id(item))
+        if until_next_loop:
+            self.waiting[id(item)] = item
+
+    def _release(self, item: DraftItem) -> None:
+        self.held.discard(id(item))
+        self.waiting.pop(id(item), None)
+
+    def _settle(self, turn: _Turn) -> None:
+        """Fix a Loop's usage and final answer (nothing can change them any more)."""
+        for response in turn.responses:
             if response.sample is not None:
-                response.loop.usage.append(response.sample)
-        for response in self.last_response.values():
-            self._promote_final(response)
-        return Draft(self.session, self.loops, self.items, self.unknown)
+                turn.loop.usage.append(response.sample)
+        last = turn.last
+        if last is not None:
+            self._promote_final(last)
+            if last.text is not None:
+                self._release(last.text)
+                last.text = None
+        turn.responses, turn.last, turn.settled = [], None, True
+
+    def _close_turn(self, turn: _Turn) -> None:
+        """A later Loop started: close the responses of `turn` and settle it if it can be."""
+        open_response = False
+        for response in turn.responses:
+            if _closable(response.key):
+                self.responses.pop(response.key, None)
+            else:
+                open_response = True
+        if not open_response:
+            self._settle(turn)
+        for item in self.waiting.values():
+            self.held.discard(id(item))
+        self.waiting.clear()
+        self.delegations.clear()
 
     # -- session -------------------------------------------------------------------------------
 
@@ -344,8 +430,11 @@ class ClaudeCodeAdapter(Adapter):
         previous = self.loop
         if previous is not None and previous.end is None:
             previous.end = position  # the next Loop's start bounds it; no outcome
+        if self.turn is not None:
+            self._close_turn(self.turn)
         loop = DraftLoop(start=position)
-        self.loops.append(loop)
+        self.turn = _Turn(loop)
+        self.turns.append(self.turn)
         self.loop, self.open, self.pending_start = loop, True, None
         return loop
 
@@ -443,7 +532,7 @@ class ClaudeCodeAdapter(Adapter):
         call = self.calls.get(str(obj.get("sourceToolUseID")))
         loop = self._current()
         value: dict[str, Any]
-        if call is not None and call[0] == "Skill":
+        if call == "Skill":
             value = {"text": text or None, "category": "skill"}
             self.emit("runtime.instructions", "structural", value, loop)
         elif images:
@@ -474,7 +563,7 @@ class ClaudeCodeAdapter(Adapter):
         text, images = _result_text(block)
         extra = obj.get("toolUseResult")
         facts = extra if isinstance(extra, dict) else {}
-        if call is not None and call[0] in _DELEGATION_TOOLS:
+        if call in _DELEGATION_TOOLS:
             self._delegation_result(block, facts, text, images, loop)
             return
         value: dict[str, Any] = {"text": text}
@@ -493,7 +582,9 @@ class ClaudeCodeAdapter(Adapter):
         if isinstance(task, str) and isinstance(call_id, str):
             self.agent_tasks[task] = call_id
         ref = call_id if isinstance(call_id, str) else None
-        self.emit("tool.output", "structural", value, loop, output_of=ref)
+        output = self.emit("tool.output", "structural", value, loop, output_of=ref)
+        if ref is not None and call is None:  # its call may still come: keep them in order
+            self._hold(output, until_next_loop=True)
 
     def _delegation_result(
         self,
@@ -505,11 +596,13 @@ class ClaudeCodeAdapter(Adapter):
     ) -> None:
         agent = facts.get("agentId")
         call_id = block.get("tool_use_id")
+        call = self.delegations.pop(str(call_id), None)  # a call has one result
         if isinstance(agent, str):
             self.agent_tasks[agent] = "agent"
-            call = self.calls.get(str(call_id))
-            if call is not None and call[1].session_ref is None:
-                call[1].session_ref = agent
+            if call is not None:
+                call.session_ref = agent
+        if call is not None:
+            self._release(call)
         value = {"text": text, "has_images": images}
         ref = agent if isinstance(agent, str) else None
         running = facts.get("status") in ("async_launched", "running") or facts.get("isAsync")
@@ -549,8 +642,15 @@ class ClaudeCodeAdapter(Adapter):
         key = (str(message.get("id")), str(obj.get("requestId")))
         response = self.responses.get(key)
         if response is None:
-            response = self.responses[key] = _Response(loop)
-            self.last_response[id(loop)] = response
+            turn = self.turn
+            assert turn is not None and turn.loop is loop
+            previous = turn.last
+            if previous is not None and previous.text is not None:
+                self._release(previous.text)  # no longer a final-answer candidate
+                previous.text = None
+            response = self.responses[key] = _Response(key, turn)
+            turn.responses.append(response)
+            turn.last = response
         model = message.get("model")
         if loop.model_id is None and isinstance(model, str) and model:
             loop.model_id = model
@@ -593,7 +693,12 @@ class ClaudeCodeAdapter(Adapter):
             if sidechain:
                 self.emit("subagent.activity", "structural", value, loop)
                 return
-            response.texts.append(self.emit("agent.commentary", "structural", value, loop))
+            item = self.emit("agent.commentary", "structural", value, loop)
+            if response.turn.last is response and not response.turn.settled:
+                if response.text is not None:
+                    self._release(response.text)
+                response.text = item
+                self._hold(item)
         elif kind in ("thinking", "redacted_thinking"):
             thought = block.get("thinking") if kind == "thinking" else None
             if isinstance(thought, str) and thought.strip():
@@ -622,11 +727,17 @@ class ClaudeCodeAdapter(Adapter):
                 "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
             )
         if call_id is not None and name is not None:
-            self.calls[call_id] = (name, item)
+            self.calls[call_id] = name
+            replaced = self.delegations.pop(call_id, None)
+            if replaced is not None:
+                self._release(replaced)
+            if name in _DELEGATION_TOOLS:  # its result names the subagent
+                self.delegations[call_id] = item
+                self._hold(item, until_next_loop=True)
 
     def _promote_final(self, response: _Response) -> None:
-        if response.stop_reason in _FINAL_STOP_REASONS and response.texts:
-            response.texts[-1].role = "agent.final_answer"
+        if response.stop_reason in _FINAL_STOP_REASONS and response.text is not None:
+            response.text.role = "agent.final_answer"
 
     # -- other records ----------------------------------------------------------------------
 

@@ -84,10 +84,12 @@ presence of ``data.error``, whose failure identity stays in the Record); ``exit_
 from the trailing ``[exit code: N]`` line dsh appends to a ``bash``/``pwsh`` result (dsh keeps
 ``isError`` false for a non-zero exit: failed follows the exit code); ``runtime_truncated``
 from ``meta.truncated``. No durations (dsh records none). A later replacement result for the
-same call (tool-result pruning) supports the existing Item. A ``subagent*`` result is a
-subagent.report, or subagent.activity when the call ran ``run_in_background``; with no such
-argument the report is heuristic (front ends differ in their default). Code-mode dispatches
-(``tool/code-dispatch[-start]``, ``tool/ptc-dispatch[-start]``) are tool calls with outputs.
+same call (tool-result pruning) supports the existing Item, as the ``tool/call`` record does the
+call's, until a turn closes (see Draining); after that it stays a Record. A ``subagent*``
+result is a subagent.report, or subagent.activity when the call ran ``run_in_background``;
+with no such argument the report is heuristic (front ends differ in their default). Code-mode
+dispatches (``tool/code-dispatch[-start]``, ``tool/ptc-dispatch[-start]``) are tool calls with
+outputs.
 
 Runtime facts: ``todo/write``, ``permission/preset``, ``sandbox/mode``, ``approval/policy``,
 ``plan/mode``, ``goal/change`` and ``approval/decided`` → runtime.state; ``approval/asked``,
@@ -106,11 +108,20 @@ is part of output): normalised by ``rules.usage_sample``. Model = the message's
 ``source.model`` (flat: ``provenance.model``), else the route a request of the turn named;
 effort = ``request/header`` ``config.reasoningEffort``; context window = ``request/context``
 ``contextWindow`` for that model.
+
+Draining: a turn's close (``turn/end``, or the ``turn/start`` that bounds it) settles every Loop
+and Item drafted so far: later records no longer change them (a late ``tool/call`` or pruning
+replacement stays a Record, as above). ``drain`` returns the settled ones once the inherited
+cut is final (``seedLength`` logs: once the record crossing it is read), an output read before
+its call only with that call. ``isSeeded`` logs keep everything until ``finish``, since a later
+tagged end-seed would move the cut; drain only discards what precedes the current cut. Per-call
+bookkeeping (id, name, background flag) stays for the whole source.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -359,10 +370,14 @@ class _Turn:
 
 @dataclass(slots=True)
 class _Call:
+    """A drafted call; `item` / `output` are dropped once settled (a turn closed since)."""
+
     name: str | None
-    item: DraftItem
-    args: dict[str, Any]
+    item: DraftItem | None
+    background: Any  # the ``run_in_background`` argument
+    index: int  # the call Item's emission index in the source
     dispatched: bool = False
+    answered: bool = False
     output: DraftItem | None = field(default=None)
 
 
@@ -404,6 +419,15 @@ class DshAdapter(Adapter):
         self.next_seq = 0
         self.position = 0
         self.time: int | None = None
+        # draining: emission indexes (over the whole source) of the first item still held and
+        # of the first not settled; likewise for loops
+        self.item_base = 0
+        self.item_ready = 0
+        self.loop_base = 0
+        self.loop_ready = 0
+        self.fresh: list[_Call] = []  # calls whose item or output is not settled yet
+        self.forward: deque[tuple[int, str]] = deque()  # outputs read before their call
+        self.discarded: int | None = None  # the cut an isSeeded log was last discarded to
 
     # -- framing callbacks -------------------------------------------------------------------
 
@@ -429,12 +453,41 @@ class DshAdapter(Adapter):
             self.unknown[kind] = self.unknown.get(kind, 0) + 1
         return RecordFacts(self.time, _native_type(kind, data))
 
+    def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:
+        """The Loops and Items settled since the last call (see Draining above)."""
+        if self.session is None or (self.seed_length is not None and self.cut is None):
+            return [], []  # the id or the inherited cut is not final yet
+        if self.seeded and self.seed_length is None:
+            if self.cut is not None and self.cut != self.discarded:
+                self.loops, self.items = _inherited_dropped(self.cut, self.loops, self.items)
+                self.discarded = self.cut  # only ever moves later: dropped now, dropped then
+            return [], []  # a later tagged end-seed may still move the cut
+        end = self.item_ready
+        while self.forward and self.forward[0][0] < end:
+            index, call_id = self.forward[0]
+            call = self.calls.get(call_id)
+            if call is None or call.index >= end:
+                end = index  # the output waits for its call
+                break
+            self.forward.popleft()
+        items = self.items[: end - self.item_base]
+        loops = self.loops[: self.loop_ready - self.loop_base]
+        if not items and not loops:
+            return [], []
+        del self.items[: len(items)]
+        del self.loops[: len(loops)]
+        self.item_base += len(items)
+        self.loop_base += len(loops)
+        if self.cut is not None:
+            loops, items = _inherited_dropped(self.cut, loops, items)
+        return loops, items
+
     def finish(self) -> Draft:
         self._flush_usage()
         if self.compaction is not None:
             self._emit_compaction(None)
         if self.cut is not None:
-            self._drop_inherited(self.cut)
+            self.loops, self.items = _inherited_dropped(self.cut, self.loops, self.items)
         return Draft(self.session, self.loops, self.items, self.unknown)
 
     # -- header, seqs and the inherited prefix -----------------------------------------------
@@ -472,19 +525,13 @@ class DshAdapter(Adapter):
         if self.seeded and self.seed_length is None and data.get("inherited") is True:
             self.cut = self.position  # the last tagged marker wins
 
-    def _drop_inherited(self, cut: int) -> None:
-        kept = [loop for loop in self.loops if loop.start >= cut]
-        alive = {id(loop) for loop in kept}
-        items: list[DraftItem] = []
-        for item in self.items:
-            if min(item.records) < cut:
-                continue
-            if item.loop is not None and id(item.loop) not in alive:
-                if item.role in LOOP_BOUND_ROLES:
-                    continue
-                item.loop = None
-            items.append(item)
-        self.loops, self.items = kept, items
+    def _settle(self) -> None:
+        """A turn closed: everything drafted so far is final (see Draining)."""
+        self.item_ready = self.item_base + len(self.items)
+        self.loop_ready = self.loop_base + len(self.loops)
+        for call in self.fresh:
+            call.item = call.output = None
+        self.fresh = []
 
     # -- emission ----------------------------------------------------------------------------
 
@@ -503,6 +550,7 @@ class DshAdapter(Adapter):
         self._flush_usage()
         if self.turn is not None:
             self.turn.loop.end = self.position  # bounded by the next turn, no outcome
+            self._settle()
         number = _int(data.get("turn"))
         loop = DraftLoop(start=self.position, native_id=None if number is None else str(number))
         self.loops.append(loop)
@@ -530,6 +578,7 @@ class DshAdapter(Adapter):
             self._loop_route(loop)
         self._promote_final(turn, kind)
         self.turn = None
+        self._settle()
 
     def _promote_final(self, turn: _Turn, kind: str | None) -> None:
         last = turn.last
@@ -676,7 +725,10 @@ class DshAdapter(Adapter):
                 shell_command=command if isinstance(command, str) else None,
             )
         if call_id is not None:
-            self.calls[call_id] = _Call(name, item, args)
+            index = self.item_base + len(self.items) - 1
+            call = _Call(name, item, args.get("run_in_background"), index)
+            self.calls[call_id] = call
+            self.fresh.append(call)
         return item
 
     def _tool_call(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
@@ -684,7 +736,8 @@ class DshAdapter(Adapter):
         call = self.calls.get(call_id) if call_id is not None else None
         if call is not None and not call.dispatched:
             call.dispatched = True
-            call.item.records.append(self.position)
+            if call.item is not None:  # else settled: the Record stays
+                call.item.records.append(self.position)
             return
         self._call(call_id, _str(data.get("name")), data.get("arguments"))
         if call_id is not None:
@@ -703,17 +756,20 @@ class DshAdapter(Adapter):
             return  # refused (nested or malformed wrapper): the Record stays
         call_id, blocks, is_error = shape
         call = self.calls.get(call_id)
-        if call is not None and call.output is not None:
-            call.output.records.append(self.position)  # a replacement of the same result
+        if call is not None and call.answered:
+            if call.output is not None:  # else settled: the Record stays
+                call.output.records.append(self.position)  # a replacement of the same result
             return
         text, _ = _text(blocks)
         loop = self._loop()
         if call is not None and call.name in _DELEGATION_TOOLS:
-            background = call.args.get("run_in_background")
+            background = call.background
             role = "subagent.activity" if background is True else "subagent.report"
             strength = "structural" if isinstance(background, bool) else "heuristic"
             value = {"text": text or None, "has_images": False}
             call.output = self.emit(role, strength, value, loop)
+            call.answered = True
+            self.fresh.append(call)
             return
         failed: bool | None = is_error
         if failed is None and isinstance(data.get("error"), dict):
@@ -731,7 +787,10 @@ class DshAdapter(Adapter):
             output["runtime_truncated"] = truncated
         item = self.emit("tool.output", "structural", output, loop, output_of=call_id)
         if call is not None:
-            call.output = item
+            call.output, call.answered = item, True
+            self.fresh.append(call)
+        else:
+            self.forward.append((self.item_base + len(self.items) - 1, call_id))
 
     def _dispatch_start(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
         self._call(_str(data.get("subCallId")), _str(data.get("name")), data.get("arguments"))
@@ -896,6 +955,26 @@ class DshAdapter(Adapter):
                 self.emit("runtime.context", "structural", value, loop)
         elif _str(data.get("text")):
             self._notice(data["text"], loop)
+
+
+def _inherited_dropped(
+    cut: int, loops: list[DraftLoop], items: list[DraftItem]
+) -> tuple[list[DraftLoop], list[DraftItem]]:
+    """Loops and items without what comes from the inherited prefix (before record `cut`).
+
+    An item after the cut in an inherited Loop loses its Loop, or is dropped when its role
+    needs one.
+    """
+    kept: list[DraftItem] = []
+    for item in items:
+        if min(item.records) < cut:
+            continue
+        if item.loop is not None and item.loop.start < cut:
+            if item.role in LOOP_BOUND_ROLES:
+                continue
+            item.loop = None
+        kept.append(item)
+    return [loop for loop in loops if loop.start >= cut], kept
 
 
 def _result_shape(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]], bool | None] | None:

@@ -96,6 +96,15 @@ Items, in record order and within a message in block order:
   are Session-level; compaction summaries join it only between turns (Pi never compacts while
   tools run: a compaction after unanswered tool calls follows a dead run).
 * ``custom`` (extension state), ``label`` and ``session_info`` entries are Records only.
+
+Drain (``Adapter.drain``): later records change only the most recent Loop and three kinds of
+item — the current Loop's final answer (demoted if the run goes on), an extension message
+written while idle (it joins the Loop of the run it triggers) and, after an ``error``, what
+is written while a retry may follow (it joins the retried Loop). A branch changes nothing
+written before it. So every Loop but the last is returned, and every item before the first
+such item still open; tool outputs follow their calls in item order. The Session's facts
+(``name`` may come last) stay with ``finish``. The adapter keeps each tool call id's Loop, so
+a late result still joins it.
 """
 
 from __future__ import annotations
@@ -247,6 +256,52 @@ class PiAdapter(Adapter):
         else:
             self._entry(obj)
         return RecordFacts(self.time, _native_type(obj))
+
+    def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:
+        """Every Loop but the last, and the items before the first one still open to change.
+
+        Later records change only the most recent Loop (its end, model, usage and outcome) and
+        three kinds of item: the current Loop's final answer (demoted when the run goes on), an
+        extension message written while idle (it joins the Loop of a run it triggers) and,
+        after an ``error``, the items written while a retry may follow (they join the retried
+        Loop). A branch changes nothing written before it. The cost is the number of drafts
+        returned: the scan stops at the first held item.
+        """
+        if self.session is None:  # nothing is drafted before the header
+            return [], []
+        loops = self.loops[:-1]
+        del self.loops[:-1]
+        held = {id(item) for item in self._held()}
+        cut = 0
+        for item in self.items:
+            if id(item) in held:
+                break
+            cut += 1
+        items = self.items[:cut]
+        del self.items[:cut]
+        # drop references no later record can use to change anything: demoting an answer no
+        # longer the current Loop's final answer, or re-homing limbo outside a retry, is a no-op
+        if not self._final_open():
+            self.final = None
+        if self.phase != _RETRY:
+            self.limbo = []
+        return loops, items
+
+    def _final_open(self) -> bool:
+        """Whether a later assistant message may still demote the final answer."""
+        final = self.final
+        return final is not None and final.loop is self.loop and final.role == "agent.final_answer"
+
+    def _held(self) -> list[DraftItem]:
+        """The drafted items a later record may still change."""
+        held: list[DraftItem] = []
+        if self.trigger is not None:
+            held.append(self.trigger)
+        if self.phase == _RETRY:
+            held += self.limbo[:1]
+        if self.final is not None and self._final_open():
+            held.append(self.final)
+        return held
 
     def finish(self) -> Draft:
         return Draft(self.session, self.loops, self.items, self.unknown)

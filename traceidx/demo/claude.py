@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import base64
 import calendar
+import functools
 import random
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -96,6 +98,95 @@ COMMIT_MSGS = (
 FN_NAMES = ("parse_line", "load_config", "render", "normalize", "merge_rows", "retry", "validate")
 SLUG_WORDS = ("typed", "sparking", "fiddle", "parsed", "sleeping", "heron", "quiet", "amber", "fox")
 MISSING_TOOLS = ("pnpm", "poetry", "golangci-lint", "bazel", "terraform")
+COMMIT_VERBS = ("fix", "handle", "simplify", "test", "document", "speed up", "validate", "log")
+COMMIT_OBJECTS = (
+    "empty input in {fn}",
+    "unicode in {fn}",
+    "{noun} batching",
+    "error path of {fn}",
+    "the {mod} retry loop",
+    "duplicate keys in {noun}",
+    "{fn} edge cases",
+    "malformed lines when not strict",
+)
+COMMIT_BODIES = (
+    "The old code returned None for an empty input, which the callers\ndid not expect.",
+    "Callers now get a typed error with the line number instead of a\nbare ValueError.",
+    "No behaviour change; this only moves the parsing into one place so\nthe next fix "
+    "is smaller.\n\nRefs #142",
+    "Adds regression tests for the cases found while debugging the CI\nfailure on main.",
+    "The limit was checked after the append, so one record too many was\nkept. Check it first.",
+)
+AUTHORS = (
+    "Dev Example <dev@example.com>",
+    "Mira Chen <mira@acme.dev>",
+    "Jonas Weber <jw@acme.dev>",
+)
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri")
+GIT_HINTS = (
+    '  (use "git add <file>..." to update what will be committed)',
+    '  (use "git restore <file>..." to discard changes in working directory)',
+    '  (use "git add <file>..." to include in what will be committed)',
+)
+EDIT_NOTES = (
+    "keep the original order",
+    "empty input is valid here",
+    "callers rely on a list, never None",
+    "see the regression test",
+    "strip once, not twice",
+    "guard against blank keys",
+)
+PY_ERRORS = (
+    "TypeError: 'NoneType' object is not iterable",
+    "AssertionError: assert [''] == []",
+    "AttributeError: 'NoneType' object has no attribute 'strip'",
+    "KeyError: 'value'",
+    "AssertionError: assert ['a', 'b'] == ['a', 'b', 'c']",
+)
+LINT_RULES = {
+    "py": (
+        ("F401", "[*] `os` imported but unused"),
+        ("E501", "Line too long (104 > 100)"),
+        ("F841", "Local variable `tmp` is assigned to but never used"),
+        ("B006", "Do not use mutable data structures for argument defaults"),
+        ("UP035", "[*] Import from `collections.abc` instead: `Iterable`"),
+        ("SIM108", "Use ternary operator instead of `if`-`else`-block"),
+    ),
+    "ts": (
+        ("@typescript-eslint/no-unused-vars", "'tmp' is assigned a value but never used"),
+        ("@typescript-eslint/no-explicit-any", "Unexpected any. Specify a different type"),
+        ("prefer-const", "'out' is never reassigned. Use 'const' instead"),
+        ("no-console", "Unexpected console statement"),
+    ),
+    "go": (
+        ("printf", "fmt.Sprintf format %d has arg rec.Key of wrong type string"),
+        ("unusedresult", "result of fmt.Sprintf call not used"),
+        ("copylocks", "assignment copies lock value to b: sync.Mutex"),
+    ),
+}
+LS_EXTRA = {
+    "py": ("__init__.py", "__main__.py", "py.typed", "_compat.py"),
+    "ts": ("index.ts", "types.ts", "utils.ts"),
+    "go": ("doc.go", "options.go"),
+}
+EXTRA_FILES = {
+    "py": ("README.md", "pyproject.toml", "tests/conftest.py", "Makefile"),
+    "ts": ("README.md", "package.json", "tsconfig.json", "src/index.ts", "vite.config.ts"),
+    "go": ("README.md", "go.mod", "go.sum", "Makefile", "cmd/server/main.go"),
+}
+BUILD_ERRORS = (
+    "undefined: {fn}",
+    "cannot use result (variable of type []string) as string value in return statement",
+    "Cannot find name '{fn}'. Did you mean '{mod}'?",
+    "Type 'string | undefined' is not assignable to type 'string'.",
+    "missing return",
+)
+DOC_INTROS = (
+    "The `{mod}` module reads key=value input, validates it and hands the records to the "
+    "report layer. `{fn}` is the entry point most callers need.",
+    "This page describes the `{mod}` helpers: parsing, validation and batching. Start with "
+    "`{fn}`; the other functions are building blocks for it.",
+)
 
 PROMPTS = (
     ("en", "Fix the failing test in {test} and explain the cause.", "Fix failing {mod} test"),
@@ -160,6 +251,111 @@ THINKING = (
     "The linter complaint is about an unused import in {path}; easy fix.",
     "Tests pass now. I should summarise what changed and why.",
 )
+THINKING_MORE = (
+    "Looking at the traceback again: the error is raised inside the loop, not at the call site. "
+    "So the input is fine and the problem is the `None` that comes back when the list is empty.",
+    "Options: (1) return an empty list early, (2) make the caller tolerate `None`. Option 1 is "
+    "smaller and keeps the contract the tests describe, so I'll go with that.",
+    "I shouldn't change the public API here, so any new parameter of `{fn}` has to be "
+    "keyword-only with a default that keeps today's behaviour.",
+    "{test} already has a fixture for this; I can add a parametrized case instead of writing a "
+    "new test function, which keeps the file consistent.",
+    "Wait, the strip happens twice in `{fn}`. Not a bug, but if I'm editing that line anyway I "
+    "can compute it once and make the intent clearer.",
+    "Before committing I want to see the full diff, to be sure I didn't leave debugging output "
+    "in {path} or change formatting in unrelated lines.",
+    "The build error says the symbol is undefined, which usually means a rename didn't reach "
+    "every file. A search for `{fn}` across the repository will show what is left.",
+    "Unicode: the trimming has to handle non-breaking spaces and full-width spaces too, "
+    "otherwise the Japanese sample input from the bug report still produces a blank entry.",
+    "The CI log shows the failure only on one job, so it's probably environment-specific. "
+    "I'll reproduce it locally with the same command before guessing at a fix.",
+    "I have enough context now. Plan: fix `{fn}`, add a regression test in {test}, run the "
+    "{mod} tests, then the full suite and the linter.",
+)
+COMMENTARY_MORE = (
+    "The test fails because `{fn}` returns None for an empty list. Let me look at {path} to see "
+    "why.",
+    "Good, the {mod} tests pass. Let me also run the linter before summarising.",
+    "That grep shows two more call sites. I'll update them too so the behaviour stays consistent.",
+    "The edit didn't apply because the snippet had changed. Let me re-read the file and retry.",
+    "Now I understand the problem: the helper strips each item twice and drops the empty case. "
+    "I'll fix it in one place.",
+)
+FINAL_SECTIONS = {
+    "en": (
+        "**What changed**",
+        "**Root cause**",
+        "**Verification**",
+        "**Notes**",
+        (
+            "`{path}`: `{fn}` now returns an empty list for empty input instead of `None`",
+            "`{test}`: added a regression test for the empty and whitespace-only cases",
+            "removed the duplicated strip call in the loop",
+            "the error message now includes the line number",
+            "`docs/{mod}.md`: documented the strict mode and the limit",
+            "no public API change; the new parameter is keyword-only with the old default",
+        ),
+        "The loop in `{fn}` never ran for an empty list, and the early return that used to "
+        "handle it was removed in a refactor, so the function fell through and returned `None`. "
+        "Callers iterate over the result, hence the `TypeError` in the test.",
+        "- `{cmd}`: {n} passed\n- `{lint}`: clean",
+        "I didn't touch the other modules. If you want, I can apply the same guard to the "
+        "similar helper in the report code, which has the same pattern.",
+    ),
+    "de": (
+        "**Änderungen**",
+        "**Ursache**",
+        "**Prüfung**",
+        "**Hinweise**",
+        (
+            "`{path}`: `{fn}` liefert bei leerer Eingabe jetzt eine leere Liste",
+            "`{test}`: Regressionstest für leere Eingaben ergänzt",
+            "doppelter Aufruf von strip entfernt",
+        ),
+        "Die Schleife in `{fn}` lief bei leerer Eingabe nie, und der frühe Rücksprung fehlte "
+        "seit dem letzten Refactoring.",
+        "- `{cmd}`: {n} bestanden\n- `{lint}`: keine Fehler",
+        "Die öffentliche API ist unverändert.",
+    ),
+    "zh": (
+        "**修改内容**",
+        "**原因**",
+        "**验证**",
+        "**备注**",
+        (
+            "`{path}`：`{fn}` 在输入为空时返回空列表",
+            "`{test}`：新增空输入的回归测试",
+            "删除了循环中重复的 strip 调用",
+        ),
+        "重构时删除了提前返回，导致空列表时 `{fn}` 返回 `None`。",
+        "- `{cmd}`：{n} 个测试通过\n- `{lint}`：没有问题",
+        "公共 API 没有变化。",
+    ),
+    "ja": (
+        "**変更点**",
+        "**原因**",
+        "**確認**",
+        "**補足**",
+        (
+            "`{path}`: 空入力のとき `{fn}` が空リストを返すように修正",
+            "`{test}`: 空入力の回帰テストを追加",
+            "ループ内の重複した strip 呼び出しを削除",
+        ),
+        "リファクタリングで早期リターンが消え、空リストのとき `{fn}` が `None` を返していました。",
+        "- `{cmd}`: {n} 件成功\n- `{lint}`: 問題なし",
+        "公開 API は変更していません。",
+    ),
+}
+PROMPT_CONTEXT = (
+    "Context: this started after the last refactor of {path}; before that the same input worked.",
+    "Please keep the change small, we want to backport it to the release branch.",
+    "Don't change the public API, other services import this module.",
+    "I ran the tests locally and got the output below.",
+    "Also check whether the same pattern exists elsewhere in {mod}.",
+    "When you're done, run the full test suite and the linter, and tell me what you changed.",
+    "Here is what I see:",
+)
 FINALS = {
     "en": (
         "Done. `{fn}` in `{path}` now handles the empty case; the tests for {mod} pass.",
@@ -199,6 +395,22 @@ AGENT_TASKS = (  # (agent type, description, prompt, report)
         "Plan how to split {path} into smaller modules.",
         "Plan:\n1. Move parsing out of {path}.\n2. Keep `{fn}` as a thin wrapper.\n3. Add tests.",
     ),
+)
+AGENT_BRIEF = (
+    "The repository is at {cwd}. Do not modify any files; this is a read-only investigation.\n"
+    "Look at {path} and {test} first, then follow imports as needed. For every finding give the "
+    "file path and line number, quote the relevant line, and say in one sentence why it matters. "
+    "Ignore generated files, vendored code and anything under node_modules or .venv.\n\n"
+    "Report format:\n1. A one-paragraph summary.\n2. A list of findings (file:line, quote, "
+    "reason).\n3. Anything you could not determine and why.\n\nKeep the report under 400 words."
+)
+AGENT_ADVICE = (
+    "Summary: the empty-input path of `{fn}` is the only place that can return `None`; all "
+    "other paths return a list. The callers in {path} assume a list and iterate over it "
+    "directly, so a guard at the top of `{fn}` (return an empty list) fixes every caller at "
+    "once. {test} has no case for empty input, which is why this was not caught.\n\n"
+    "Not determined: whether any external package imports `{fn}`; nothing in this repository "
+    "suggests so."
 )
 API_ERRORS = (
     (500, "api_error", "server_error", "500 Internal server error"),
@@ -274,8 +486,8 @@ class _Ids:
     def agent(self) -> str:
         return "a" + self.hex(16)
 
-    def signature(self) -> str:
-        return base64.b64encode(self.rng.randbytes(96)).decode()
+    def signature(self, size: int = 96) -> str:
+        return base64.b64encode(self.rng.randbytes(size)).decode()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,53 +575,742 @@ PROJECTS = (
     ),
 )
 
-_PY_TEMPLATE = (
-    '"""{Mod} helpers."""',
-    "",
-    "from __future__ import annotations",
-    "",
-    "",
-    "def {fn}(items: list[str]) -> list[str]:",
-    "    out = []",
-    "    for item in items:",
-    "        if item.strip():",
-    "            out.append(item.strip())",
-    "    return out",
+# Source files are assembled from per-language snippet templates: a header, the turn's focus
+# function and a seeded selection of further functions/classes, so files range from a few dozen
+# to several hundred lines. Slots read ``<<name>>``; Go templates are indented with four spaces
+# and converted to tabs.
+
+_SLOT = re.compile(r"<<(\w+)>>")
+VERBS = ("load", "scan", "group", "check", "flush", "encode", "split", "apply", "collect", "sort")
+NOUNS = ("entries", "header", "record", "batch", "index", "token", "payload", "window", "chunk")
+TEST_CASES = (
+    "empty",
+    "single_item",
+    "unicode",
+    "whitespace",
+    "large_input",
+    "duplicates",
+    "trailing_newline",
+    "crlf",
+    "nested",
+    "missing_key",
+    "roundtrip",
+    "invalid_type",
 )
-_TS_TEMPLATE = (
-    "// {Mod} helpers",
-    "export function {fn}(items: string[]): string[] {{",
-    "  const out: string[] = [];",
-    "  for (const item of items) {{",
-    "    if (item.trim()) out.push(item.trim());",
-    "  }}",
-    "  return out;",
-    "}}",
-)
-_GO_TEMPLATE = (
-    "package {mod}",
-    "",
-    'import "strings"',
-    "",
-    "func {Fn}(items []string) []string {{",
-    "\tout := make([]string, 0, len(items))",
-    "\tfor _, item := range items {{",
-    '\t\tif s := strings.TrimSpace(item); s != "" {{',
-    "\t\t\tout = append(out, s)",
-    "\t\t}}",
-    "\t}}",
-    "\treturn out",
-    "}}",
-)
-_TEMPLATES = {"py": _PY_TEMPLATE, "ts": _TS_TEMPLATE, "go": _GO_TEMPLATE}
+
+_PY_HEADER = '''"""<<Mod>> helpers for <<pkg>>.
+
+This module reads, validates and normalises <<mod>> <<noun>>s. The public entry points are
+re-exported from ``<<pkg>>.__init__``; names starting with an underscore are internal.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+DEFAULT_LIMIT = <<n>>
 
 
-def _source(lang: str, mod: str, fn: str) -> str:
-    camel = "".join(part.title() for part in fn.split("_"))
-    lines = _TEMPLATES[lang]
-    return (
-        "\n".join(line.format(Mod=mod.title(), mod=mod, fn=fn, Fn=camel) for line in lines) + "\n"
-    )
+class <<Mod>>Error(ValueError):
+    """Raised when <<mod>> input cannot be processed."""
+
+
+@dataclass
+class <<Mod>>Record:
+    """One <<noun>> with the line it came from."""
+
+    key: str
+    value: str = ""
+    line: int = 0
+    tags: list[str] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not self.value.strip()
+'''
+_PY_MAIN = '''def <<fn>>(items: list[str]) -> list[str]:
+    """Strip every item and drop the blank ones (the order is kept)."""
+    out = []
+    for item in items:
+        if item.strip():
+            out.append(item.strip())
+    return out
+'''
+_PY_PARTS = (
+    '''def <<name>>(path: Path, *, strict: bool = False) -> list[<<Mod>>Record]:
+    """Read <<noun>>s from `path`; skip malformed lines unless `strict`."""
+    out: list[<<Mod>>Record] = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            raw = raw.rstrip("\\n")
+            if not raw or raw.startswith("#"):
+                continue
+            key, sep, value = raw.partition("=")
+            if not sep:
+                if strict:
+                    raise <<Mod>>Error(f"{path}:{lineno}: expected key=value, got {raw!r}")
+                log.warning("skipping malformed line %d in %s", lineno, path)
+                continue
+            out.append(<<Mod>>Record(key.strip(), value.strip(), lineno))
+    return out
+''',
+    '''def <<name>>(records: Iterable[<<Mod>>Record]) -> dict[str, list[<<Mod>>Record]]:
+    """Group records by key, keeping the first-seen order of the keys."""
+    groups: dict[str, list[<<Mod>>Record]] = {}
+    for record in records:
+        if record.is_empty():
+            continue
+        groups.setdefault(record.key, []).append(record)
+    log.debug("grouped %d keys", len(groups))
+    return groups
+''',
+    '''def <<name>>(record: <<Mod>>Record) -> list[str]:
+    """Return the problems found in `record` (an empty list when it is valid)."""
+    problems = []
+    if not _KEY_RE.match(record.key):
+        problems.append(f"line {record.line}: invalid key {record.key!r}")
+    if len(record.value) > DEFAULT_LIMIT:
+        problems.append(f"line {record.line}: value longer than {DEFAULT_LIMIT} characters")
+    if record.value != record.value.strip():
+        problems.append(f"line {record.line}: surrounding whitespace in {record.key!r}")
+    for tag in record.tags:
+        if not tag.isidentifier():
+            problems.append(f"line {record.line}: bad tag {tag!r}")
+    return problems
+''',
+    '''class <<Name>>:
+    """Accumulates <<noun>>s and flushes them to `sink` in batches."""
+
+    def __init__(self, sink: list[<<Mod>>Record], batch_size: int = <<n>>) -> None:
+        self._sink = sink
+        self._batch: list[<<Mod>>Record] = []
+        self._batch_size = batch_size
+        self.flushed = 0
+
+    def add(self, record: <<Mod>>Record) -> None:
+        self._batch.append(record)
+        if len(self._batch) >= self._batch_size:
+            self.flush()
+
+    def flush(self) -> int:
+        if not self._batch:
+            return 0
+        self._sink.extend(self._batch)
+        count = len(self._batch)
+        self.flushed += count
+        self._batch.clear()
+        log.info("flushed %d <<noun>>s (%d in total)", count, self.flushed)
+        return count
+
+    def __enter__(self) -> <<Name>>:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()
+''',
+    '''def <<name>>(records: list[<<Mod>>Record], width: int = 72) -> str:
+    """Render records as an aligned two-column table."""
+    if not records:
+        return "(no <<noun>>s)"
+    key_width = max(len(r.key) for r in records)
+    lines = []
+    for record in sorted(records, key=lambda r: (r.key, r.line)):
+        value = record.value
+        if len(value) > width - key_width - 3:
+            value = value[: width - key_width - 6] + "..."
+        lines.append(f"{record.key.ljust(key_width)} : {value}")
+    return "\\n".join(lines)
+''',
+    '''def <<name>>(action: Callable[[], T], attempts: int = 3, delay: float = 0.5) -> T:
+    """Call `action` until it succeeds, sleeping `delay` * 2**n between attempts."""
+    last: Exception | None = None
+    for attempt in range(attempts):
+        try:
+            return action()
+        except (OSError, <<Mod>>Error) as exc:
+            last = exc
+            wait = delay * 2**attempt
+            log.warning("attempt %d/%d failed: %s", attempt + 1, attempts, exc)
+            time.sleep(wait)
+    assert last is not None
+    raise <<Mod>>Error(f"giving up after {attempts} attempts") from last
+''',
+    '''def <<name>>(
+    base: dict[str, str], override: dict[str, str], *, keep_empty: bool = False
+) -> dict[str, str]:
+    """Merge two mappings; values from `override` win unless they are blank."""
+    merged = dict(base)
+    for key, value in override.items():
+        if not value and not keep_empty:
+            continue
+        if key in merged and merged[key] != value:
+            log.debug("override %s: %r -> %r", key, merged[key], value)
+        merged[key] = value
+    return merged
+''',
+    '''def <<name>>(text: str) -> <<Mod>>Record:
+    """Parse ``key = value  # tag1, tag2`` into a record."""
+    body, _, comment = text.partition("#")
+    key, sep, value = body.partition("=")
+    if not sep:
+        raise <<Mod>>Error(f"missing '=' in {text!r}")
+    tags = [t.strip() for t in comment.split(",") if t.strip()]
+    return <<Mod>>Record(key.strip(), value.strip(), 0, tags)
+''',
+    '''def <<name>>(
+    records: Iterable[<<Mod>>Record], *, limit: int = DEFAULT_LIMIT
+) -> Iterator[<<Mod>>Record]:
+    """Yield the non-empty records, at most `limit` of them, with duplicate keys dropped."""
+    seen: set[str] = set()
+    for count, record in enumerate(records):
+        if count >= limit:
+            log.info("stopping after %d <<noun>>s", limit)
+            return
+        if record.is_empty() or record.key in seen:
+            continue
+        seen.add(record.key)
+        yield record
+''',
+)
+_PY_TEST_HEADER = '''"""Tests for <<pkg>>.<<mod>>."""
+
+from __future__ import annotations
+
+import pytest
+
+from <<pkg>>.<<mod>> import <<Mod>>Error, <<Mod>>Record, <<fn>>
+'''
+_PY_TEST_PARTS = (
+    """def test_<<fn>>_<<case>>() -> None:
+    items = [" a ", "", "b", "   ", "c\\n"]
+    assert <<fn>>(items) == ["a", "b", "c"]
+""",
+    """@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ([], []),
+        ([""], []),
+        (["x"], ["x"]),
+        ([" x ", "y "], ["x", "y"]),
+        (["ü", " 日本 "], ["ü", "日本"]),
+    ],
+)
+def test_<<fn>>_<<case>>(raw: list[str], expected: list[str]) -> None:
+    assert <<fn>>(raw) == expected
+""",
+    """def test_<<fn>>_<<case>>_keeps_order() -> None:
+    items = [f" item-{i} " for i in range(<<n>>)]
+    result = <<fn>>(items)
+    assert len(result) == <<n>>
+    assert result == sorted(result, key=lambda s: int(s.split("-")[1]))
+""",
+    """def test_record_<<case>>() -> None:
+    record = <<Mod>>Record("name", "  ", 3)
+    assert record.is_empty()
+    with pytest.raises(<<Mod>>Error, match="boom"):
+        raise <<Mod>>Error("boom")
+""",
+)
+
+_TS_HEADER = """// <<Mod>> helpers: parsing, validation and rendering of <<noun>>s.
+//
+// Everything exported here is re-exported from src/index.ts.
+
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+
+export const DEFAULT_LIMIT = <<n>>;
+
+export interface <<Mod>>Record {
+  key: string;
+  value: string;
+  line: number;
+  tags: string[];
+}
+
+export class <<Mod>>Error extends Error {
+  constructor(
+    message: string,
+    readonly line?: number,
+  ) {
+    super(message);
+    this.name = "<<Mod>>Error";
+  }
+}
+"""
+_TS_MAIN = """export function <<fn>>(items: string[]): string[] {
+  const out: string[] = [];
+  for (const item of items) {
+    if (item.trim()) out.push(item.trim());
+  }
+  return out;
+}
+"""
+_TS_PARTS = (
+    """export async function <<camel>>(file: string, strict = false): Promise<<<Mod>>Record[]> {
+  const text = await readFile(file, "utf8");
+  const records: <<Mod>>Record[] = [];
+  text.split(/\\r?\\n/).forEach((raw, index) => {
+    const line = raw.trim();
+    if (!line || line.startsWith("#")) return;
+    const eq = line.indexOf("=");
+    if (eq < 0) {
+      if (strict) {
+        const where = `${path.basename(file)}:${index + 1}`;
+        throw new <<Mod>>Error(`${where}: expected key=value`, index + 1);
+      }
+      return;
+    }
+    const key = line.slice(0, eq).trim();
+    records.push({ key, value: line.slice(eq + 1).trim(), line: index + 1, tags: [] });
+  });
+  return records;
+}
+""",
+    """export function <<camel>>(records: <<Mod>>Record[]): Map<string, <<Mod>>Record[]> {
+  const groups = new Map<string, <<Mod>>Record[]>();
+  for (const record of records) {
+    if (!record.value) continue;
+    const bucket = groups.get(record.key);
+    if (bucket) bucket.push(record);
+    else groups.set(record.key, [record]);
+  }
+  return groups;
+}
+""",
+    """export function <<camel>>(record: <<Mod>>Record): string[] {
+  const problems: string[] = [];
+  if (!/^[A-Za-z_][\\w.-]*$/.test(record.key)) {
+    problems.push(`line ${record.line}: invalid key ${JSON.stringify(record.key)}`);
+  }
+  if (record.value.length > DEFAULT_LIMIT) {
+    problems.push(`line ${record.line}: value longer than ${DEFAULT_LIMIT} characters`);
+  }
+  for (const tag of record.tags) {
+    if (tag.includes(" ")) problems.push(`line ${record.line}: bad tag ${tag}`);
+  }
+  return problems;
+}
+""",
+    """export class <<Name>> {
+  private batch: <<Mod>>Record[] = [];
+  flushed = 0;
+
+  constructor(
+    private readonly sink: (batch: <<Mod>>Record[]) => void,
+    private readonly batchSize = <<n>>,
+  ) {}
+
+  add(record: <<Mod>>Record): void {
+    this.batch.push(record);
+    if (this.batch.length >= this.batchSize) this.flush();
+  }
+
+  flush(): number {
+    if (this.batch.length === 0) return 0;
+    const count = this.batch.length;
+    this.sink(this.batch);
+    this.batch = [];
+    this.flushed += count;
+    return count;
+  }
+}
+""",
+    """export function <<camel>>(records: <<Mod>>Record[], width = 72): string {
+  if (records.length === 0) return "(no <<noun>>s)";
+  const keyWidth = Math.max(...records.map((r) => r.key.length));
+  return [...records]
+    .sort((a, b) => a.key.localeCompare(b.key) || a.line - b.line)
+    .map((r) => {
+      const room = width - keyWidth - 3;
+      const value = r.value.length > room ? `${r.value.slice(0, room - 3)}...` : r.value;
+      return `${r.key.padEnd(keyWidth)} : ${value}`;
+    })
+    .join("\\n");
+}
+""",
+    """export async function <<camel>><T>(
+  action: () => Promise<T>,
+  attempts = 3,
+  delayMs = 500,
+): Promise<T> {
+  let last: unknown;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    try {
+      return await action();
+    } catch (err) {
+      last = err;
+      const wait = delayMs * 2 ** attempt;
+      console.warn(`attempt ${attempt + 1}/${attempts} failed; retrying in ${wait}ms`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+  throw new <<Mod>>Error(`giving up after ${attempts} attempts: ${String(last)}`);
+}
+""",
+    """export function <<camel>>(
+  base: Record<string, string>,
+  override: Record<string, string>,
+  keepEmpty = false,
+): Record<string, string> {
+  const merged = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    if (!value && !keepEmpty) continue;
+    merged[key] = value;
+  }
+  return merged;
+}
+""",
+)
+_TS_TEST_HEADER = """import { describe, expect, it } from "vitest";
+
+import { <<fn>>, <<Mod>>Error } from "./<<mod>>";
+
+describe("<<fn>>", () => {"""
+_TS_TEST_PARTS = (
+    """  it("handles <<case>>", () => {
+    expect(<<fn>>([" a ", "", "b"])).toEqual(["a", "b"]);
+    expect(<<fn>>([])).toEqual([]);
+  });
+""",
+    """  it.each([
+    [[], []],
+    [[""], []],
+    [[" x ", "y "], ["x", "y"]],
+    [["ü", " 日本 "], ["ü", "日本"]],
+  ])("<<case>> %j", (input, expected) => {
+    expect(<<fn>>(input)).toEqual(expected);
+  });
+""",
+    """  it("keeps the order (<<case>>)", () => {
+    const items = Array.from({ length: <<n>> }, (_, i) => ` item-${i} `);
+    const result = <<fn>>(items);
+    expect(result).toHaveLength(<<n>>);
+    expect(result[0]).toBe("item-0");
+  });
+""",
+    """  it("throws a typed error (<<case>>)", () => {
+    expect(() => {
+      throw new <<Mod>>Error("boom", 3);
+    }).toThrowError(<<Mod>>Error);
+  });
+""",
+)
+
+_GO_HEADER = """// Package <<mod>> implements <<noun>> parsing, validation and batching for <<pkg>>.
+package <<mod>>
+
+import (
+    "bufio"
+    "context"
+    "errors"
+    "fmt"
+    "io"
+    "sort"
+    "strings"
+    "sync"
+    "time"
+)
+
+// DefaultLimit caps the length of a value.
+const DefaultLimit = <<n>>
+
+// Err<<Mod>> is returned for malformed input.
+var Err<<Mod>> = errors.New("<<mod>>: malformed input")
+
+// Record is one <<noun>> with the line it came from.
+type Record struct {
+    Key   string
+    Value string
+    Line  int
+    Tags  []string
+}
+"""
+_GO_MAIN = """// <<Fn>> trims every item and drops the blank ones.
+func <<Fn>>(items []string) []string {
+    out := make([]string, 0, len(items))
+    for _, item := range items {
+        if s := strings.TrimSpace(item); s != "" {
+            out = append(out, s)
+        }
+    }
+    return out
+}
+"""
+_GO_PARTS = (
+    """// <<Name>> reads key=value lines from r, skipping comments and blank lines.
+func <<Name>>(r io.Reader, strict bool) ([]Record, error) {
+    var out []Record
+    sc := bufio.NewScanner(r)
+    line := 0
+    for sc.Scan() {
+        line++
+        text := strings.TrimSpace(sc.Text())
+        if text == "" || strings.HasPrefix(text, "#") {
+            continue
+        }
+        key, value, ok := strings.Cut(text, "=")
+        if !ok {
+            if strict {
+                return nil, fmt.Errorf("line %d: %w", line, Err<<Mod>>)
+            }
+            continue
+        }
+        rec := Record{Key: strings.TrimSpace(key), Value: strings.TrimSpace(value), Line: line}
+        out = append(out, rec)
+    }
+    return out, sc.Err()
+}
+""",
+    """// <<Name>> groups records by key and returns the keys in sorted order.
+func <<Name>>(records []Record) (map[string][]Record, []string) {
+    groups := make(map[string][]Record)
+    for _, rec := range records {
+        if rec.Value == "" {
+            continue
+        }
+        groups[rec.Key] = append(groups[rec.Key], rec)
+    }
+    keys := make([]string, 0, len(groups))
+    for k := range groups {
+        keys = append(keys, k)
+    }
+    sort.Strings(keys)
+    return groups, keys
+}
+""",
+    """// <<Name>> reports the problems found in rec.
+func <<Name>>(rec Record) []string {
+    var problems []string
+    if rec.Key == "" || strings.ContainsAny(rec.Key, " \\t") {
+        problems = append(problems, fmt.Sprintf("line %d: invalid key %q", rec.Line, rec.Key))
+    }
+    if len(rec.Value) > DefaultLimit {
+        msg := fmt.Sprintf("line %d: value longer than %d bytes", rec.Line, DefaultLimit)
+        problems = append(problems, msg)
+    }
+    for _, tag := range rec.Tags {
+        if strings.TrimSpace(tag) != tag {
+            problems = append(problems, fmt.Sprintf("line %d: bad tag %q", rec.Line, tag))
+        }
+    }
+    return problems
+}
+""",
+    """// <<Name>> collects records and flushes them in batches; it is safe for concurrent use.
+type <<Name>> struct {
+    mu      sync.Mutex
+    batch   []Record
+    size    int
+    flush   func([]Record) error
+    Flushed int
+}
+
+// New<<Name>> returns a batcher that calls flush every size records.
+func New<<Name>>(size int, flush func([]Record) error) *<<Name>> {
+    return &<<Name>>{size: size, flush: flush}
+}
+
+// Add queues rec and flushes when the batch is full.
+func (b *<<Name>>) Add(rec Record) error {
+    b.mu.Lock()
+    defer b.mu.Unlock()
+    b.batch = append(b.batch, rec)
+    if len(b.batch) < b.size {
+        return nil
+    }
+    return b.flushLocked()
+}
+
+func (b *<<Name>>) flushLocked() error {
+    if len(b.batch) == 0 {
+        return nil
+    }
+    if err := b.flush(b.batch); err != nil {
+        return fmt.Errorf("flush %d records: %w", len(b.batch), err)
+    }
+    b.Flushed += len(b.batch)
+    b.batch = b.batch[:0]
+    return nil
+}
+""",
+    """// <<Name>> calls fn until it succeeds, the attempts run out or ctx is done.
+func <<Name>>(ctx context.Context, attempts int, delay time.Duration, fn func() error) error {
+    var err error
+    for i := 0; i < attempts; i++ {
+        if err = fn(); err == nil {
+            return nil
+        }
+        wait := delay * time.Duration(1<<i)
+        select {
+        case <-ctx.Done():
+            return errors.Join(err, ctx.Err())
+        case <-time.After(wait):
+        }
+    }
+    return fmt.Errorf("giving up after %d attempts: %w", attempts, err)
+}
+""",
+    """// <<Name>> renders records as an aligned two-column table.
+func <<Name>>(records []Record, width int) string {
+    if len(records) == 0 {
+        return "(no <<noun>>s)"
+    }
+    keyWidth := 0
+    for _, r := range records {
+        if len(r.Key) > keyWidth {
+            keyWidth = len(r.Key)
+        }
+    }
+    var sb strings.Builder
+    for _, r := range records {
+        value := r.Value
+        if room := width - keyWidth - 3; len(value) > room && room > 3 {
+            value = value[:room-3] + "..."
+        }
+        fmt.Fprintf(&sb, "%-*s : %s\\n", keyWidth, r.Key, value)
+    }
+    return sb.String()
+}
+""",
+    """// <<Name>> merges override into base; blank values in override are ignored.
+func <<Name>>(base, override map[string]string) map[string]string {
+    merged := make(map[string]string, len(base)+len(override))
+    for k, v := range base {
+        merged[k] = v
+    }
+    for k, v := range override {
+        if v != "" {
+            merged[k] = v
+        }
+    }
+    return merged
+}
+""",
+)
+_GO_TEST_HEADER = """package <<mod>>
+
+import (
+    "reflect"
+    "testing"
+)
+"""
+_GO_TEST_PARTS = (
+    """func Test<<Fn>><<Case>>(t *testing.T) {
+    tests := []struct {
+        name string
+        in   []string
+        want []string
+    }{
+        {"empty", nil, []string{}},
+        {"blank", []string{"", "  "}, []string{}},
+        {"trim", []string{" a ", "b"}, []string{"a", "b"}},
+        {"unicode", []string{"ü", " 日本 "}, []string{"ü", "日本"}},
+    }
+    for _, tt := range tests {
+        t.Run(tt.name, func(t *testing.T) {
+            if got := <<Fn>>(tt.in); !reflect.DeepEqual(got, tt.want) {
+                t.Errorf("<<Fn>>(%q) = %q, want %q", tt.in, got, tt.want)
+            }
+        })
+    }
+}
+""",
+    """func Test<<Fn>><<Case>>Order(t *testing.T) {
+    in := make([]string, 0, <<n>>)
+    for i := 0; i < <<n>>; i++ {
+        in = append(in, " x ")
+    }
+    if got := <<Fn>>(in); len(got) != <<n>> {
+        t.Fatalf("len = %d, want <<n>>", len(got))
+    }
+}
+""",
+)
+
+
+@dataclass(frozen=True)
+class _Code:
+    header: str
+    main: str
+    parts: tuple[str, ...]
+    test_header: str
+    test_parts: tuple[str, ...]
+    test_footer: str = ""
+
+
+CODE = {
+    "py": _Code(_PY_HEADER, _PY_MAIN, _PY_PARTS, _PY_TEST_HEADER, _PY_TEST_PARTS),
+    "ts": _Code(_TS_HEADER, _TS_MAIN, _TS_PARTS, _TS_TEST_HEADER, _TS_TEST_PARTS, "});\n"),
+    "go": _Code(_GO_HEADER, _GO_MAIN, _GO_PARTS, _GO_TEST_HEADER, _GO_TEST_PARTS),
+}
+
+
+def _camel(snake: str, upper: bool = True) -> str:
+    out = "".join(part.title() for part in snake.split("_"))
+    return out if upper else out[:1].lower() + out[1:]
+
+
+def _fill(template: str, slots: dict[str, str], lang: str) -> str:
+    text = _SLOT.sub(lambda m: slots[m.group(1)], template)
+    if lang == "go":
+        text = re.sub(r"(?m)^(?:    )+", lambda m: "\t" * (len(m.group(0)) // 4), text)
+    return text
+
+
+def _slots(project: _Project, mod: str, fn: str, rng: random.Random) -> dict[str, str]:
+    noun = rng.choice(NOUNS).removesuffix("s")
+    return {
+        "mod": mod,
+        "Mod": mod.title(),
+        "pkg": project.pkg,
+        "fn": fn,
+        "Fn": _camel(fn),
+        "noun": noun,
+        "n": str(rng.choice((8, 16, 32, 50, 64, 100, 128, 256, 500, 1000))),
+    }
+
+
+@functools.lru_cache(maxsize=1024)
+def _source(project: _Project, mod: str, fn: str, rev: int = 0) -> str:
+    """The module `mod` of `project` (revision `rev`): tens to hundreds of lines, seeded."""
+    rng = random.Random(f"{project.cwd}:{mod}:{fn}:{rev}")
+    code, lang = CODE[project.lang], project.lang
+    slots = _slots(project, mod, fn, rng)
+    names = [f"{v}_{n}" for v in VERBS for n in NOUNS if f"{v}_{n}" != fn]
+    count = min(22, max(1, round(rng.lognormvariate(1.75, 0.7))))
+    chunks = []
+    for name in rng.sample(names, count):
+        part = rng.choice(code.parts)
+        chunk_slots = {**slots, "name": name, "Name": _camel(name), "camel": _camel(name, False)}
+        chunks.append(_fill(part, chunk_slots, lang))
+    chunks.insert(rng.randint(0, len(chunks)), _fill(code.main, slots, lang))
+    sep = "\n\n" if lang == "py" else "\n"
+    return _fill(code.header, slots, lang) + sep + sep.join(chunks)
+
+
+@functools.lru_cache(maxsize=1024)
+def _test_source(project: _Project, mod: str, fn: str) -> str:
+    """The test file of `mod`: a handful of test functions around `fn`."""
+    rng = random.Random(f"test:{project.cwd}:{mod}:{fn}")
+    code, lang = CODE[project.lang], project.lang
+    slots = _slots(project, mod, fn, rng)
+    chunks = []
+    for case in rng.sample(TEST_CASES, rng.randint(4, 12)):
+        part = rng.choice(code.test_parts)
+        chunks.append(_fill(part, {**slots, "case": case, "Case": _camel(case)}, lang))
+    sep = "\n\n" if lang == "py" else "\n"
+    head = _fill(code.test_header, slots, lang)
+    return head + sep + sep.join(chunks) + code.test_footer
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,6 +1346,7 @@ class _Ctx:
     project: _Project
     mod: str
     fn: str
+    rev: int = 0
     long_output: bool = False
 
     @property
@@ -460,73 +1362,337 @@ class _Ctx:
         return f"{self.project.cwd}/{self.path}"
 
 
+def _src(c: _Ctx) -> str:
+    return _source(c.project, c.mod, c.fn, c.rev)
+
+
+def _go_module(project: _Project) -> str:
+    return "github.com/acme/" + project.cwd.rsplit("/", 1)[1]
+
+
+def _commit_msg(c: _Ctx) -> str:
+    if c.rng.random() < 0.4:
+        return c.rng.choice(COMMIT_MSGS)
+    verb, what = c.rng.choice(COMMIT_VERBS), c.rng.choice(COMMIT_OBJECTS)
+    return f"{c.mod}: {verb} {what.format(fn=c.fn, mod=c.mod, noun=c.rng.choice(NOUNS))}"
+
+
+def _project_files(c: _Ctx) -> list[str]:
+    files = [c.project.path(m) for m in c.project.modules]
+    files += [c.project.test(m) for m in c.project.modules]
+    return sorted(files + list(EXTRA_FILES[c.project.lang]))
+
+
 def _sh_git_status(c: _Ctx) -> _Sh:
-    mods = c.rng.sample(c.project.modules, 2)
-    out = "\n".join([f" M {c.project.path(m)}" for m in mods] + ["?? notes.md"])
-    return _Sh("git status --short", "Show working tree status", 0, out)
+    mods = c.rng.sample(c.project.modules, min(len(c.project.modules), c.rng.randint(1, 3)))
+    changed = [c.project.path(m) for m in mods] + [c.project.test(m) for m in mods[:1]]
+    untracked = c.rng.sample(("notes.md", "scratch/", f"docs/{c.mod}.md", "tmp.json"), 2)
+    if c.rng.random() < 0.4:
+        out = "\n".join([f" M {p}" for p in changed] + [f"?? {p}" for p in untracked])
+        return _Sh("git status --short", "Show working tree status", 0, out)
+    branch = c.rng.choice(c.project.branches)
+    lines = [f"On branch {branch}", f"Your branch is up to date with 'origin/{branch}'.", ""]
+    lines += ["Changes not staged for commit:", *GIT_HINTS[:2]]
+    lines += [f"\tmodified:   {p}" for p in changed]
+    lines += ["", "Untracked files:", GIT_HINTS[2], *(f"\t{p}" for p in untracked)]
+    lines += ["", 'no changes added to commit (use "git add" and/or "git commit -a")']
+    return _Sh("git status", "Show working tree status", 0, "\n".join(lines))
 
 
 def _sh_git_log(c: _Ctx) -> _Sh:
-    out = "\n".join(f"{c.ids.hex(7)} {m}" for m in c.rng.sample(COMMIT_MSGS, 5))
-    return _Sh("git log --oneline -5", "Show recent commits", 0, out)
+    if c.rng.random() < 0.5:
+        n = c.rng.choice((5, 10, 15, 20, 30))
+        out = "\n".join(f"{c.ids.hex(7)} {_commit_msg(c)}" for _ in range(n))
+        return _Sh(f"git log --oneline -{n}", "Show recent commits", 0, out)
+    n = c.rng.randint(3, 8)
+    entries = []
+    day = c.rng.randint(1, 28)
+    for i in range(n):
+        author = c.rng.choice(AUTHORS)
+        body = "\n".join(f"    {line}" for line in c.rng.choice(COMMIT_BODIES).split("\n"))
+        date = f"{c.rng.choice(WEEKDAYS)} Jan {max(1, day - i)} {c.rng.randint(8, 19)}:"
+        date += f"{c.rng.randint(0, 59):02d}:{c.rng.randint(0, 59):02d} 2026 +0100"
+        head = f"commit {c.ids.hex(40)}\nAuthor: {author}\nDate:   {date}\n\n"
+        entries.append(f"{head}    {_commit_msg(c)}\n\n{body}\n")
+    return _Sh(f"git log -{n}", "Show recent commits with messages", 0, "\n".join(entries))
+
+
+def _hunks(lines: list[str], c: _Ctx, count: int) -> list[str]:
+    """Unified-diff hunks that retouch `count` lines of a file."""
+    comment = LANGS[c.project.lang].comment
+    cands = [i for i, x in enumerate(lines) if x.strip() and i > 3]
+    out = []
+    for k in sorted(c.rng.sample(cands, min(count, len(cands)))):
+        start, end = max(0, k - 3), min(len(lines), k + 4)
+        new = [lines[k].replace("out", "result") + f"  {comment} {c.rng.choice(EDIT_NOTES)}"]
+        if c.rng.random() < 0.4:
+            indent = lines[k][: len(lines[k]) - len(lines[k].lstrip())]
+            new.insert(0, f"{indent}{comment} {c.rng.choice(EDIT_NOTES)}")
+        size = end - start
+        body = [" " + x for x in lines[start:k]] + ["-" + lines[k]] + ["+" + x for x in new]
+        body += [" " + x for x in lines[k + 1 : end]]
+        head = f"@@ -{start + 1},{size} +{start + 1},{size + len(new) - 1} @@"
+        out.append("\n".join([head, *body]))
+    return out
 
 
 def _sh_git_diff(c: _Ctx) -> _Sh:
-    add, rem = c.rng.randint(1, 40), c.rng.randint(0, 20)
-    out = f" {c.path} | {add + rem} {'+' * min(add, 20)}{'-' * min(rem, 10)}\n"
-    out += f" 1 file changed, {add} insertions(+), {rem} deletions(-)"
-    return _Sh("git diff --stat", "Show diff summary", 0, out)
+    mods = c.rng.sample(c.project.modules, min(len(c.project.modules), c.rng.randint(1, 3)))
+    if c.rng.random() < 0.35:
+        stats, add_total, rem_total = [], 0, 0
+        for m in mods:
+            add, rem = c.rng.randint(1, 80), c.rng.randint(0, 40)
+            add_total, rem_total = add_total + add, rem_total + rem
+            bar = "+" * min(add, 30) + "-" * min(rem, 15)
+            stats.append(f" {c.project.path(m)} | {add + rem} {bar}")
+        stats.append(
+            f" {len(mods)} files changed, {add_total} insertions(+), {rem_total} deletions(-)"
+        )
+        return _Sh("git diff --stat", "Show diff summary", 0, "\n".join(stats))
+    parts = []
+    for m in mods[:2]:
+        path = c.project.path(m)
+        lines = _source(c.project, m, c.fn, c.rev).split("\n")
+        parts.append(
+            f"diff --git a/{path} b/{path}\nindex {c.ids.hex(7)}..{c.ids.hex(7)} 100644\n"
+            f"--- a/{path}\n+++ b/{path}"
+        )
+        parts.extend(_hunks(lines, c, c.rng.randint(1, 4)))
+    return _Sh("git diff", "Show the uncommitted changes", 0, "\n".join(parts))
 
 
 def _sh_commit(c: _Ctx) -> _Sh:
-    msg = c.rng.choice(COMMIT_MSGS)
+    msg = _commit_msg(c)
     cmd = f'git add -A && git commit -m "{msg}"'
-    out = f"[main {c.ids.hex(7)}] {msg}\n 2 files changed, {c.rng.randint(3, 60)} insertions(+)"
+    files = c.rng.randint(1, 4)
+    out = f"[{c.rng.choice(c.project.branches)} {c.ids.hex(7)}] {msg}\n"
+    out += f" {files} files changed, {c.rng.randint(3, 160)} insertions(+), "
+    out += f"{c.rng.randint(0, 60)} deletions(-)"
+    if c.rng.random() < 0.4:
+        out += f"\n create mode 100644 {c.project.test(c.mod)}"
     return _Sh(cmd, "Commit the changes", 0, out)
 
 
-def _test_failure(c: _Ctx) -> str:
-    line = c.rng.randint(10, 80)
-    head = f"F.....{'.' * c.rng.randint(0, 6)}"
+def _test_names(c: _Ctx, n: int) -> list[str]:
+    cases = [TEST_CASES[i % len(TEST_CASES)] for i in range(n)]
+    names = []
+    for i, case in enumerate(cases):
+        name = f"test_{c.fn}_{case}"
+        names.append(name if i < len(TEST_CASES) else f"{name}[case{i // len(TEST_CASES)}]")
+    return names
+
+
+def _pytest_failure(c: _Ctx, passed: int) -> str:
+    test_lines = _test_source(c.project, c.mod, c.fn).split("\n")
+    line = c.rng.randint(10, max(11, len(test_lines)))
+    name = f"test_{c.fn}_{c.rng.choice(TEST_CASES)}"
+    frame = "\n".join(f"    {x}" for x in c.rng.choice(_PY_TEST_PARTS).split("\n")[1:5])
+    err = c.rng.choice(PY_ERRORS).format(fn=c.fn)
     return (
-        f"{head}\n{'=' * 20} FAILURES {'=' * 20}\n____ test_{c.fn}_empty ____\n\n"
-        f"    def test_{c.fn}_empty():\n>       assert {c.fn}([]) == []\n"
-        f"E       TypeError: 'NoneType' object is not iterable\n\n{c.test}:{line}: TypeError\n"
-        f"FAILED {c.test}::test_{c.fn}_empty - TypeError\n1 failed, {len(head) - 1} passed in 0.41s"
+        f"{'=' * 30} FAILURES {'=' * 30}\n{'_' * 20} {name} {'_' * 20}\n\n"
+        f"    def {name}() -> None:\n{frame}\n>       assert {c.fn}(items) == expected\n"
+        f"E       {err}\n\n{c.test}:{line}: {err.split(':')[0]}\n"
+        f"{'=' * 24} short test summary info {'=' * 24}\n"
+        f"FAILED {c.test}::{name} - {err}\n"
+        f"{'=' * 20} 1 failed, {passed} passed in {c.rng.randint(1, 9)}.{passed % 100:02d}s "
+        f"{'=' * 20}"
     )
 
 
+def _sh_pytest(c: _Ctx, fail: bool) -> _Sh:
+    style = c.rng.choice(("q", "v", "suite"))
+    if style == "suite":
+        cmd, files = "pytest", [c.project.test(m) for m in c.project.modules]
+    else:
+        cmd, files = f"pytest -{style} {c.test}", [c.test]
+    head = (
+        f"{'=' * 29} test session starts {'=' * 29}\n"
+        "platform linux -- Python 3.12.8, pytest-8.3.4, pluggy-1.5.0\n"
+        f"rootdir: {c.project.cwd}\nconfigfile: pyproject.toml\nplugins: cov-6.0.0\n"
+    )
+    counts = [c.rng.randint(4, 45) for _ in files]
+    total = sum(counts)
+    body = [] if style == "q" else [head + f"collected {total} items\n"]
+    done = 0
+    for path, n in zip(files, counts, strict=True):
+        if style == "v":
+            for i, name in enumerate(_test_names(c, n)):
+                verdict = "FAILED" if fail and i == n // 2 else "PASSED"
+                pct = (done + i + 1) * 100 // total
+                body.append(f"{path}::{name} {verdict}".ljust(74) + f"[{pct:3d}%]")
+        else:
+            marks = "." * n if not fail or path != c.test else "." * (n - 1) + "F"
+            done_pct = (done + n) * 100 // total
+            prefix = f"{path} " if style == "suite" else ""
+            body.append(f"{prefix}{marks}".ljust(74) + f"[{done_pct:3d}%]")
+        done += n
+    if fail:
+        body.append("\n" + _pytest_failure(c, total - 1))
+        return _Sh(cmd, "Run the tests", 1, "\n".join(body))
+    secs = f"{c.rng.randint(0, 6)}.{c.rng.randint(10, 99)}s"
+    summary = f"{total} passed in {secs}"
+    if style != "q":
+        summary = f"{'=' * 30} {summary} {'=' * 30}"
+    return _Sh(cmd, "Run the tests", 0, "\n".join([*body, "", summary]))
+
+
+def _sh_vitest(c: _Ctx, fail: bool) -> _Sh:
+    cmd = f"npx vitest run {c.test}" if c.rng.random() < 0.6 else "npx vitest run"
+    mods = [c.mod] if cmd.endswith(".ts") else list(c.project.modules)
+    lines = [f" RUN  v2.1.8 {c.project.cwd}", ""]
+    total = 0
+    for m in mods:
+        n = c.rng.randint(3, 30)
+        total += n
+        ms = c.rng.randint(3, 90)
+        if fail and m == c.mod:
+            lines.append(f" ❯ {c.project.test(m)} ({n} tests | 1 failed) {ms}ms")
+            for name in _test_names(c, n):
+                mark = "×" if name.endswith("empty") else "✓"
+                lines.append(f"   {mark} {c.fn} > {name.removeprefix('test_')} {ms // 3}ms")
+        else:
+            lines.append(f" ✓ {c.project.test(m)} ({n} tests) {ms}ms")
+    failed = 1 if fail else 0
+    if fail:
+        bar = "⎯" * 24
+        lines += [
+            "",
+            f"{bar} Failed Tests 1 {bar}",
+            "",
+            f" FAIL  {c.test} > {c.fn} > handles empty",
+            "AssertionError: expected [ '' ] to deeply equal []",
+            "",
+            "- Expected",
+            "+ Received",
+            "",
+            "- []",
+            "+ [",
+            '+   "",',
+            "+ ]",
+            "",
+            f" ❯ {c.test}:{c.rng.randint(5, 60)}:{c.rng.randint(3, 30)}",
+            f'    {c.rng.randint(5, 60)}|     expect({c.fn}([" a ", "", "b"]))',
+            "       |                      ^",
+            "",
+            "⎯" * 60,
+        ]
+    status = f"{failed} failed | {total - failed} passed" if fail else f"{total} passed"
+    file_status = f"1 failed | {len(mods) - 1} passed" if fail else f"{len(mods)} passed"
+    lines += [
+        "",
+        f" Test Files  {file_status} ({len(mods)})",
+        f"      Tests  {status} ({total})",
+        f"   Start at  {c.rng.randint(8, 19):02d}:{c.rng.randint(0, 59):02d}:"
+        f"{c.rng.randint(0, 59):02d}",
+        f"   Duration  {c.rng.randint(300, 4000)}ms (transform {c.rng.randint(20, 400)}ms, "
+        f"setup 0ms, collect {c.rng.randint(20, 600)}ms, tests {c.rng.randint(5, 300)}ms, "
+        f"environment 0ms, prepare {c.rng.randint(50, 300)}ms)",
+    ]
+    return _Sh(cmd, "Run the tests", 1 if fail else 0, "\n".join(lines))
+
+
+def _sh_gotest(c: _Ctx, fail: bool) -> _Sh:
+    module = _go_module(c.project)
+    verbose = c.rng.random() < 0.5
+    cmd = f"go test {'-v ' if verbose else ''}./internal/{c.mod}/..."
+    lines = []
+    if verbose:
+        for name in _test_names(c, c.rng.randint(3, 25)):
+            test = "Test" + _camel(name.removeprefix("test_").split("[")[0])
+            lines.append(f"=== RUN   {test}")
+            for sub in c.rng.sample(("empty", "blank", "trim", "unicode"), c.rng.randint(0, 4)):
+                lines += [f"=== RUN   {test}/{sub}"]
+            lines.append(f"--- PASS: {test} (0.00s)")
+    if fail:
+        test = f"Test{_camel(c.fn)}Empty"
+        lines += [
+            f"--- FAIL: {test} (0.00s)",
+            f'    {c.mod}_test.go:{c.rng.randint(10, 80)}: {_camel(c.fn)}([]) = [""], want []',
+            "FAIL",
+            f"FAIL\t{module}/internal/{c.mod}\t0.0{c.rng.randint(10, 99)}s",
+            "FAIL",
+        ]
+        return _Sh(cmd, "Run the tests", 1, "\n".join(lines))
+    if verbose:
+        lines.append("PASS")
+    lines.append(f"ok  \t{module}/internal/{c.mod}\t0.{c.rng.randint(3, 900):03d}s")
+    return _Sh(cmd, "Run the tests", 0, "\n".join(lines))
+
+
 def _sh_tests(c: _Ctx) -> _Sh:
-    cmd = LANGS[c.project.lang].test_cmd.format(test=c.test, mod=c.mod)
-    n = c.rng.randint(4, 40)
-    if c.rng.random() < 0.3:
-        return _Sh(cmd, "Run the tests", 1, _test_failure(c))
-    return _Sh(cmd, "Run the tests", 0, f"{'.' * n}{' ' * 8}[100%]\n{n} passed in 0.{n:02d}s")
+    fail = c.rng.random() < 0.3
+    run = {"py": _sh_pytest, "ts": _sh_vitest, "go": _sh_gotest}[c.project.lang]
+    return run(c, fail)
 
 
 def _sh_lint(c: _Ctx) -> _Sh:
     cmd = LANGS[c.project.lang].lint_cmd
-    if c.rng.random() < 0.25:
-        out = f"{c.path}:3:1: F401 `os` imported but unused\nFound 1 error."
-        return _Sh(cmd, "Run the linter", 1, out)
-    return _Sh(cmd, "Run the linter", 0, "All checks passed!")
+    lang = c.project.lang
+    if c.rng.random() >= 0.3:
+        ok = {"py": "All checks passed!", "ts": "", "go": ""}[lang]
+        return _Sh(cmd, "Run the linter", 0, ok)
+    lines = _src(c).split("\n")
+    found = c.rng.sample(LINT_RULES[lang], c.rng.randint(1, min(4, len(LINT_RULES[lang]))))
+    out = []
+    if lang == "ts":
+        out.append(f"{c.abspath}")
+    for code, msg in found:
+        k = c.rng.randrange(len(lines))
+        col = c.rng.randint(1, 20)
+        if lang == "py":
+            out += [f"{c.path}:{k + 1}:{col}: {code} {msg}", "   |"]
+            out += [f"{i + 1:>3}| {lines[i]}" for i in range(max(0, k - 2), k + 1)]
+            out += ["   |" + " " * (col + 1) + "^^^^ " + code, "   |", ""]
+        elif lang == "ts":
+            out.append(f"  {k + 1}:{col}  error  {msg}  {code}")
+        else:
+            out.append(f"{c.path}:{k + 1}:{col}: {msg}")
+    if lang == "py":
+        out.append(f"Found {len(found)} error{'s' if len(found) > 1 else ''}.")
+    elif lang == "ts":
+        out += ["", f"✖ {len(found)} problem{'s' if len(found) > 1 else ''} ({len(found)} errors)"]
+    else:
+        out.insert(0, f"# {_go_module(c.project)}/internal/{c.mod}")
+    return _Sh(cmd, "Run the linter", 1, "\n".join(out))
 
 
 def _sh_ls(c: _Ctx) -> _Sh:
     src = c.path.rsplit("/", 1)[0]
     ext = LANGS[c.project.lang].ext
-    out = "\n".join(f"{m}.{ext}" for m in sorted(c.project.modules))
-    return _Sh(f"ls {src} | head -20", "List source files", 0, out)
+    names = sorted({f"{m}.{ext}" for m in c.project.modules} | set(LS_EXTRA[c.project.lang]))
+    if c.rng.random() < 0.4:
+        return _Sh(f"ls {src}", "List source files", 0, "\n".join(names))
+    rows = [f"total {c.rng.randint(20, 200)}"]
+    rows.append(f"drwxr-xr-x  {c.rng.randint(3, 9)} dev dev  4096 Jan  5 09:12 .")
+    rows.append(f"drwxr-xr-x  {c.rng.randint(3, 9)} dev dev  4096 Jan  5 09:12 ..")
+    for name in names:
+        size = c.rng.randint(120, 24000)
+        stamp = f"{c.rng.choice(('Dec', 'Jan'))} {c.rng.randint(1, 28):2d} {c.rng.randint(8, 19)}:"
+        rows.append(f"-rw-r--r--  1 dev dev {size:5d} {stamp}{c.rng.randint(0, 59):02d} {name}")
+    return _Sh(f"ls -la {src}", "List source files", 0, "\n".join(rows))
 
 
 def _sh_grep(c: _Ctx) -> _Sh:
-    src = c.path.split("/", 1)[0]
-    mark = LANGS[c.project.lang].comment
-    hits = [
-        f"{c.project.path(m)}:{c.rng.randint(2, 90)}:  {mark} TODO: {c.fn}"
-        for m in c.project.modules
-    ]
-    return _Sh(f'grep -rn "TODO" {src} | head -10', "Find TODO comments", 0, "\n".join(hits))
+    top = c.path.split("/", 1)[0]
+    hits = []
+    for m in c.project.modules:
+        for i, line in enumerate(_source(c.project, m, c.fn, c.rev).split("\n"), 1):
+            if c.fn in line or "Error(" in line:
+                hits.append(f"{c.project.path(m)}:{i}:{line}")
+    hits = hits[: c.rng.choice((10, 20, 40))]
+    cmd = f'grep -rn "{c.fn}\\|Error(" {top} | head -{len(hits)}'
+    return _Sh(cmd, f"Find uses of {c.fn}", 0, "\n".join(hits))
+
+
+def _sh_show(c: _Ctx) -> _Sh:
+    """Print part of a source file (sed/head/cat), as agents often do."""
+    lines = _src(c).split("\n")
+    start = c.rng.randrange(max(1, len(lines) - 20)) + 1
+    end = min(len(lines), start + c.rng.choice((30, 40, 60, 80, 120)))
+    cmd = c.rng.choice((f"sed -n '{start},{end}p' {c.path}", f"head -n {end} {c.path}"))
+    if cmd.startswith("head"):
+        start = 1
+    return _Sh(cmd, f"Show part of {c.path}", 0, "\n".join(lines[start - 1 : end]))
 
 
 def _sh_heredoc(c: _Ctx) -> _Sh:
@@ -540,13 +1706,67 @@ def _sh_heredoc(c: _Ctx) -> _Sh:
     return _Sh(cmd, "Write a sample input and pretty-print it", 0, out)
 
 
+def _build_output(c: _Ctx) -> str:
+    lang, pkg, rng = c.project.lang, c.project.pkg, c.rng
+    version = f"0.{rng.randint(1, 9)}.{rng.randint(0, 20)}"
+    if lang == "py":
+        lines = [
+            "python -m build",
+            "* Creating isolated environment: venv+pip...",
+            "* Installing packages in isolated environment:",
+            "  - hatchling>=1.25",
+            "* Getting build dependencies for sdist...",
+            "* Building sdist...",
+            "* Building wheel from sdist",
+            "* Creating isolated environment: venv+pip...",
+            "* Installing packages in isolated environment:",
+            "  - hatchling>=1.25",
+            "* Getting build dependencies for wheel...",
+            "* Building wheel...",
+        ]
+        lines.append(
+            f"Successfully built {pkg}-{version}.tar.gz and {pkg}-{version}-py3-none-any.whl"
+        )
+        return "\n".join(lines)
+    if lang == "ts":
+        name = c.project.cwd.rsplit("/", 1)[1]
+        lines = [
+            f"> {name}@{version} build",
+            "> tsc -p tsconfig.json && vite build",
+            "",
+            "vite v5.4.11 building for production...",
+            "transforming...",
+            f"✓ {rng.randint(40, 900)} modules transformed.",
+            "rendering chunks...",
+            "computing gzip size...",
+        ]
+        lines.append(f"dist/index.html {' ' * 26}0.{rng.randint(30, 99)} kB │ gzip:  0.30 kB")
+        for m in c.project.modules:
+            size, gz = rng.randint(2000, 300000), rng.randint(900, 90000)
+            asset = f"dist/assets/{m}-{c.ids.hex(8)}.js".ljust(40)
+            lines.append(f"{asset}{size / 1000:>7.2f} kB │ gzip: {gz / 1000:>6.2f} kB")
+        lines.append(f"✓ built in {rng.randint(1, 9)}.{rng.randint(10, 99)}s")
+        return "\n".join(lines)
+    module = _go_module(c.project)
+    lines = [f"go build -v -o bin/{module.rsplit('/', 1)[1]} ./cmd/..."]
+    lines += [f"{module}/internal/{m}" for m in c.project.modules]
+    lines.append(f"{module}/cmd/{module.rsplit('/', 1)[1]}")
+    return "\n".join(lines)
+
+
 def _sh_make(c: _Ctx) -> _Sh:
     build = LANGS[c.project.lang].build_cmd
     cmd = f"cd {c.project.cwd} && {build}"
     if c.rng.random() < 0.3:
-        err = f"{c.path}:12: error: undefined: {c.fn}\nmake: *** [Makefile:14: build] Error 1"
+        lines = _src(c).split("\n")
+        errs = [
+            f"{c.path}:{c.rng.randrange(len(lines)) + 1}:{c.rng.randint(2, 30)}: error: "
+            f"{c.rng.choice(BUILD_ERRORS).format(fn=c.fn, mod=c.mod)}"
+            for _ in range(c.rng.randint(1, 4))
+        ]
+        err = "\n".join([*errs, "make: *** [Makefile:14: build] Error 1"])
         return _Sh(cmd, "Build the project", 2, "", err)
-    return _Sh(cmd, "Build the project", 0, f"built {c.project.pkg} in {c.rng.randint(2, 40)}s")
+    return _Sh(cmd, "Build the project", 0, _build_output(c))
 
 
 def _sh_missing_tool(c: _Ctx) -> _Sh:
@@ -562,8 +1782,11 @@ def _sh_missing_dir(c: _Ctx) -> _Sh:
 
 def _sh_count(c: _Ctx) -> _Sh:
     ext = LANGS[c.project.lang].ext
-    cmd = f"find . -name '*.{ext}' -not -path './.git/*' | wc -l"
-    return _Sh(cmd, "Count source files", 0, str(c.rng.randint(8, 300)))
+    cmd = f"find . -name '*.{ext}' -not -path './.git/*' | xargs wc -l | sort -n | tail -15"
+    files = _project_files(c)
+    rows = [f"{c.rng.randint(20, 900):>6} ./{p}" for p in files if p.endswith(ext)]
+    rows.append(f"{c.rng.randint(2000, 9000):>6} total")
+    return _Sh(cmd, "Count lines per source file", 0, "\n".join(rows[-15:]))
 
 
 def _sh_long(c: _Ctx) -> _Sh:
@@ -586,6 +1809,7 @@ BASH_POOL: tuple[tuple[Callable[[_Ctx], _Sh], int], ...] = (
     (_sh_lint, 4),
     (_sh_ls, 4),
     (_sh_grep, 4),
+    (_sh_show, 3),
     (_sh_heredoc, 2),
     (_sh_make, 3),
     (_sh_missing_tool, 1),
@@ -620,43 +1844,58 @@ def _plan_bash(c: _Ctx) -> _Call:
 
 
 def _numbered(content: str) -> str:
-    return "\n".join(f"{i}\t{line}" for i, line in enumerate(content.split("\n"), 1))
+    return "\n".join(f"{i:>6}\t{line}" for i, line in enumerate(content.split("\n"), 1))
 
 
 def _plan_read(c: _Ctx) -> _Call:
-    content = _source(c.project.lang, c.mod, c.fn)
+    path = c.abspath
+    if c.rng.random() < 0.2:
+        path = f"{c.project.cwd}/{c.test}"
+        content = _test_source(c.project, c.mod, c.fn)
+    else:
+        content = _src(c)
     n = content.count("\n") + 1
     file = {
-        "filePath": c.abspath,
+        "filePath": path,
         "content": content,
         "numLines": n,
         "startLine": 1,
         "totalLines": n,
     }
     result = {"type": "text", "file": file}
-    return _Call("Read", {"file_path": c.abspath}, _numbered(content), result, False, 25)
+    return _Call("Read", {"file_path": path}, _numbered(content), result, False, 25)
 
 
-def _patch(lines: list[str], k: int, new: str) -> Obj:
-    start, end = max(0, k - 3), min(len(lines), k + 4)
-    hunk = [" " + x for x in lines[start:k]] + ["-" + lines[k], "+" + new]
-    hunk += [" " + x for x in lines[k + 1 : end]]
+def _patch(lines: list[str], k: int, old: list[str], new: list[str]) -> Obj:
+    start, end = max(0, k - 3), min(len(lines), k + len(old) + 3)
+    hunk = [" " + x for x in lines[start:k]] + ["-" + x for x in old] + ["+" + x for x in new]
+    hunk += [" " + x for x in lines[k + len(old) : end]]
     size = end - start
     return {
         "oldStart": start + 1,
         "oldLines": size,
         "newStart": start + 1,
-        "newLines": size,
+        "newLines": size - len(old) + len(new),
         "lines": hunk,
     }
 
 
 def _plan_edit(c: _Ctx) -> _Call:
-    original = _source(c.project.lang, c.mod, c.fn)
+    original = _src(c)
     lines = original.split("\n")
+    comment = LANGS[c.project.lang].comment
     k = c.rng.choice([i for i, x in enumerate(lines) if c.fn in x or "return" in x])
-    old = lines[k]
-    new = old.replace("out", "result") + f"  {LANGS[c.project.lang].comment} normalized"
+    span = c.rng.choice((1, 2, 3, 4, 6, 8, 12, 16))
+    old_lines = lines[k : k + span]
+    while len(old_lines) > 1 and not old_lines[-1].strip():
+        old_lines.pop()
+    new_lines = [x.replace("out", "result").replace("items", "values") for x in old_lines]
+    indent = old_lines[0][: len(old_lines[0]) - len(old_lines[0].lstrip())]
+    if c.rng.random() < 0.5:
+        new_lines.insert(0, f"{indent}{comment} {c.rng.choice(EDIT_NOTES)}")
+    if new_lines == old_lines or c.rng.random() < 0.3:
+        new_lines[-1] += f"  {comment} normalized"
+    old, new = "\n".join(old_lines), "\n".join(new_lines)
     inp = {"replace_all": False, "file_path": c.abspath, "old_string": old, "new_string": new}
     if c.rng.random() < RATES["edit_failure"]:
         inp["old_string"] = old + " "
@@ -668,7 +1907,7 @@ def _plan_edit(c: _Ctx) -> _Call:
         "oldString": old,
         "newString": new,
         "originalFile": original,
-        "structuredPatch": [_patch(lines, k, new)],
+        "structuredPatch": [_patch(lines, k, old_lines, new_lines)],
         "userModified": False,
         "replaceAll": False,
     }
@@ -676,9 +1915,36 @@ def _plan_edit(c: _Ctx) -> _Call:
     return _Call("Edit", inp, text, result, False, 30)
 
 
+def _doc(c: _Ctx) -> str:
+    cmd = LANGS[c.project.lang].test_cmd.format(test=c.test, mod=c.mod)
+    fence = "```"
+    return (
+        f"# {c.mod}\n\n{c.rng.choice(DOC_INTROS).format(mod=c.mod, fn=c.fn)}\n\n"
+        f"## Usage\n\n{fence}{c.project.lang}\n{c.rng.choice(CODE[c.project.lang].test_parts)}"
+        f"{fence}\n\n## Behaviour\n\n"
+        f"- `{c.fn}` strips every item and drops the blank ones; the order is kept.\n"
+        "- An empty input gives an empty result (never `None`).\n"
+        "- Values longer than the configured limit are reported, not truncated.\n"
+        "- Malformed lines are skipped unless strict mode is on, which raises instead.\n\n"
+        "## Options\n\n| Option | Default | Meaning |\n| --- | --- | --- |\n"
+        "| `strict` | `false` | fail on the first malformed line |\n"
+        "| `limit` | `DEFAULT_LIMIT` | maximum number of records to keep |\n"
+        "| `batch_size` | `100` | records per flush |\n\n"
+        f"## Testing\n\n{fence}sh\n{cmd}\n{fence}\n"
+    )
+
+
 def _plan_write(c: _Ctx) -> _Call:
-    path = f"{c.project.cwd}/docs/{c.mod}.md"
-    content = f"# {c.mod}\n\n`{c.fn}` strips blank items and returns the rest.\n"
+    roll = c.rng.random()
+    if roll < 0.3:
+        path, content = f"{c.project.cwd}/docs/{c.mod}.md", _doc(c)
+    elif roll < 0.65:  # a new module next to the one in focus
+        helper = f"{c.mod}_helpers"
+        path = f"{c.project.cwd}/{c.project.path(helper)}"
+        content = _source(c.project, helper, c.fn, c.rev)
+    else:
+        path = f"{c.project.cwd}/{c.test}"
+        content = _test_source(c.project, c.mod, c.fn)
     result: Obj = {
         "type": "create",
         "filePath": path,
@@ -692,32 +1958,40 @@ def _plan_write(c: _Ctx) -> _Call:
 
 
 def _plan_grep(c: _Ctx) -> _Call:
-    files = [c.project.path(m) for m in c.rng.sample(c.project.modules, 2)]
-    if c.rng.random() < 0.5:
+    mods = c.rng.sample(c.project.modules, min(len(c.project.modules), c.rng.randint(2, 4)))
+    files = [c.project.path(m) for m in mods] + [c.project.test(m) for m in mods[:2]]
+    if c.rng.random() < 0.4:
         inp: Obj = {"pattern": c.fn, "output_mode": "files_with_matches"}
         text = f"Found {len(files)} files\n" + "\n".join(files)
         result: Obj = {"mode": "files_with_matches", "filenames": files, "numFiles": len(files)}
         return _Call("Grep", inp, text, result, False, 60)
-    hits = "\n".join(f"{f}:{c.rng.randint(1, 60)}:    return {c.fn}(rows)" for f in files)
-    inp = {"pattern": f"{c.fn}\\(", "output_mode": "content", "-n": True}
-    result = {"mode": "content", "numFiles": 0, "filenames": [], "content": hits, "numLines": 2}
-    return _Call("Grep", inp, hits, result, False, 70)
+    pattern = c.rng.choice((c.fn, "Error", "return", "DEFAULT_LIMIT"))
+    hits = []
+    for m in mods:
+        lines = _source(c.project, m, c.fn, c.rev).split("\n")
+        hits += [f"{c.project.path(m)}:{i}:{x}" for i, x in enumerate(lines, 1) if pattern in x]
+    hits = hits[:40]
+    inp = {"pattern": pattern, "output_mode": "content", "-n": True}
+    content = "\n".join(hits)
+    result = {"mode": "content", "numFiles": 0, "filenames": [], "content": content}
+    result["numLines"] = len(hits)
+    return _Call("Grep", inp, content or "No matches found", result, False, 70)
 
 
 def _plan_glob(c: _Ctx) -> _Call:
     ext = LANGS[c.project.lang].ext
-    files = [f"{c.project.cwd}/{c.project.path(m)}" for m in c.project.modules]
+    files = [f"{c.project.cwd}/{p}" for p in _project_files(c) if p.endswith(f".{ext}")]
     result = {"filenames": files, "durationMs": c.rng.randint(5, 200), "numFiles": len(files)}
     result["truncated"] = False
     return _Call("Glob", {"pattern": f"**/*.{ext}"}, "\n".join(files), result, False, 40)
 
 
 TOOL_POOL: tuple[tuple[Callable[[_Ctx], _Call], int], ...] = (
-    (_plan_bash, 50),
-    (_plan_read, 18),
-    (_plan_edit, 12),
-    (_plan_write, 5),
-    (_plan_grep, 9),
+    (_plan_bash, 44),
+    (_plan_read, 22),
+    (_plan_edit, 15),
+    (_plan_write, 6),
+    (_plan_grep, 7),
     (_plan_glob, 6),
 )
 
@@ -928,7 +2202,8 @@ class _SessionGen:
 
     def ctx(self) -> _Ctx:
         mod = self.rng.choice(self.project.modules)
-        return _Ctx(self.rng, self.ids, self.project, mod, self.rng.choice(FN_NAMES))
+        fn = self.rng.choice(FN_NAMES)
+        return _Ctx(self.rng, self.ids, self.project, mod, fn, self.rng.randrange(3))
 
     def last_prompt(self, tr: _Transcript) -> None:
         if tr is self.main:
@@ -971,9 +2246,16 @@ class _SessionGen:
             lang, text, title = self.rng.choice(PROMPTS)
             if t == 0:
                 self.title = title.format(**fmt)
-            return lang, text.format(**fmt)
-        lang, text = self.rng.choice(FOLLOWUPS)
-        return lang, text.format(**fmt)
+        else:
+            lang, text = self.rng.choice(FOLLOWUPS)
+        text = text.format(**fmt)
+        if self.rng.random() < 0.6:  # more context, often with pasted output
+            extra = self.rng.sample(PROMPT_CONTEXT, self.rng.randint(1, 3))
+            text += "\n\n" + " ".join(extra).format(**fmt)
+            if self.rng.random() < 0.75:
+                run = {"py": _sh_pytest, "ts": _sh_vitest, "go": _sh_gotest}[c.project.lang]
+                text += f"\n\n```\n{run(c, True).stdout}\n```"
+        return lang, text
 
     def open_turn(self, t: int, text: str) -> None:
         tr = self.main
@@ -1067,15 +2349,29 @@ class _SessionGen:
         fmt = {"mod": c.mod, "fn": c.fn, "path": c.path}
         blocks: list[Obj] = []
         if self.rng.random() < 0.45:
-            thought = self.rng.choice(THINKING).format(**fmt)
+            thought = self.thinking(c)
+            size = 150 + len(thought.encode()) * 3 // 5 + self.rng.randint(0, 200)
             blocks.append(
-                {"type": "thinking", "thinking": thought, "signature": self.ids.signature()}
+                {"type": "thinking", "thinking": thought, "signature": self.ids.signature(size)}
             )
         if ack is not None:
             blocks.append({"type": "text", "text": ack})
         elif self.rng.random() < 0.55:
-            blocks.append({"type": "text", "text": self.rng.choice(COMMENTARY)})
+            text = self.rng.choice(COMMENTARY)
+            if self.rng.random() < 0.4:
+                text = self.rng.choice(COMMENTARY_MORE).format(**fmt)
+            blocks.append({"type": "text", "text": text})
         return blocks
+
+    def thinking(self, c: _Ctx) -> str:
+        """A thinking block of one to several short paragraphs."""
+        fmt = {"mod": c.mod, "fn": c.fn, "path": c.path, "test": c.test}
+        count = self.rng.choice((1, 1, 2, 3, 3, 4, 5, 7))
+        parts = [self.rng.choice(THINKING), *self.rng.sample(THINKING_MORE, count - 1)]
+        text = parts[0]
+        for part in parts[1:]:
+            text += self.rng.choice((" ", "\n\n")) + part
+        return text.format(**fmt)
 
     def plan_calls(self, c: _Ctx) -> list[_Call]:
         n = self.rng.choices((1, 2, 3), weights=(70, 20, 10))[0]
@@ -1173,7 +2469,20 @@ class _SessionGen:
 
     def final_text(self, lang: str, c: _Ctx) -> str:
         fmt = {"mod": c.mod, "fn": c.fn, "path": c.path, "n": self.rng.randint(4, 120)}
-        return self.rng.choice(FINALS[lang]).format(**fmt)
+        lang_spec = LANGS[c.project.lang]
+        fmt.update(test=c.test, cmd=lang_spec.test_cmd.format(test=c.test, mod=c.mod))
+        fmt["lint"] = lang_spec.lint_cmd
+        parts = [self.rng.choice(FINALS[lang])]
+        if self.rng.random() < 0.75:  # a structured summary, as final answers usually are
+            changes, cause, verify, notes, bullets, why, checks, remark = FINAL_SECTIONS[lang]
+            picked = self.rng.sample(bullets, self.rng.randint(2, len(bullets)))
+            parts.append(changes + "\n" + "\n".join(f"- {b}" for b in picked))
+            if self.rng.random() < 0.6:
+                parts.append(f"{cause}\n{why}")
+            parts.append(f"{verify}\n{checks}")
+            if self.rng.random() < 0.4:
+                parts.append(f"{notes}\n{remark}")
+        return "\n\n".join(parts).format(**fmt)
 
     def api_error(self) -> None:
         """Retries fail; the CLI writes a synthetic assistant message with zero usage."""
@@ -1225,9 +2534,23 @@ class _SessionGen:
             f"Summary:\n1. Primary Request and Intent: {self.prompt_text}\n"
             "2. Current Work: editing and testing the module.\n3. Pending Tasks: none."
         )
+        summary += "\n\n" + self.summary_details()
         extra: Obj = {"isVisibleInTranscriptOnly": True, "isCompactSummary": True}
         tr.user(summary, extra, parent=boundary)
         tr.cached, tr.pending = 0, self.rng.randint(9000, 15000) + post
+
+    def summary_details(self) -> str:
+        """The detailed sections a compaction summary carries (files, code, errors)."""
+        c = self.ctx()
+        code = "\n".join(_src(c).split("\n")[:40])
+        errors = "\n".join(f"   - {e.format(fn=c.fn)}" for e in self.rng.sample(PY_ERRORS, 3))
+        return (
+            f"4. Key Technical Concepts:\n   - `{c.fn}` in {c.path} and its callers\n"
+            f"   - the tests in {c.test}\n   - {LANGS[c.project.lang].lint_cmd} for linting\n\n"
+            f"5. Files and Code Sections:\n   - {c.path}: the module being fixed; the first "
+            f"part of the file as last read:\n```\n{code}\n```\n\n"
+            f"6. Errors and fixes:\n{errors}\n\n7. All user messages:\n   - {self.prompt_text}"
+        )
 
     def manual_compact(self) -> None:
         """The user types /compact between turns (a local command, not a prompt)."""
@@ -1244,6 +2567,13 @@ class _SessionGen:
         agent_type, desc, task, report = self.rng.choice(AGENT_TASKS)
         fmt = {"fn": c.fn, "path": c.path, "test": c.test}
         desc, prompt, report = desc.format(**fmt), task.format(**fmt), report.format(**fmt)
+        prompt += "\n\n" + AGENT_BRIEF.format(**fmt, cwd=c.project.cwd)
+        hits = [
+            f"- `{c.path}:{i}`: `{line.strip()}`"
+            for i, line in enumerate(_src(c).split("\n"), 1)
+            if c.fn in line or "raise" in line or "Error(" in line
+        ]
+        report += "\n\nDetails:\n" + "\n".join(hits[:16]) + "\n\n" + AGENT_ADVICE.format(**fmt)
         call = _Call(
             "Agent", {"description": desc, "prompt": prompt, "subagent_type": agent_type}, "", None
         )
