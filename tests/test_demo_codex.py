@@ -135,3 +135,16 @@ def test_demo_projects_cleanly(corpus: tuple[Path, list[Path]], tmp_path: Path) 
             f"WHERE s.native_id = '{meta['id']}'"
         ).fetchone()
         assert total == counts[-1] - (inherited[-1] if inherited else 0), path.name
+
+
+def test_line_sizes_are_calibrated(tmp_path: Path) -> None:
+    """Mean bytes per line near the public Codex corpus (757; band ±25%), outputs realistic."""
+    paths = generate(tmp_path, sessions=40, seed=11)
+    raw = [line for p in paths for line in p.read_bytes().splitlines()]
+    assert 570 <= sum(len(x) + 1 for x in raw) / len(raw) <= 950
+    outputs = [
+        len(x)
+        for x in raw
+        if b'"type":"response_item"' in x and b'"type":"function_call_output"' in x
+    ]
+    assert 880 <= sum(outputs) / len(outputs) <= 1460  # real: 1,169

@@ -109,3 +109,14 @@ def test_the_adapter_reads_every_file(corpus: tuple[Path, list[Path]]) -> None:
     for role in ("human.request", "human.steering", "agent.final_answer", "agent.tool_call.shell"):
         assert roles[role], role
     assert roles["runtime.compaction_summary"] and roles["runtime.context"]
+
+
+def test_line_sizes_are_calibrated(tmp_path: Path) -> None:
+    """Mean bytes per line near the public Pi corpus (1,685; band ±25%), some long sessions."""
+    paths = generate_pi_corpus(tmp_path, sessions=36, seed=9)
+    files = [p.read_bytes().splitlines() for p in paths]
+    raw = [line for lines in files for line in lines]
+    assert 1260 <= sum(len(x) + 1 for x in raw) / len(raw) <= 2110
+    results = [len(x) for x in raw if b'"role":"toolResult"' in x]
+    assert 1800 <= sum(results) / len(results) <= 3000  # real: 2,410
+    assert max(len(lines) for lines in files) >= 100

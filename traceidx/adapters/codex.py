@@ -128,6 +128,18 @@ Compaction: ``compacted`` is ``runtime.compaction_summary`` (summary = ``message
 non-empty); the ``context_compacted`` event right after joins it (alone it is a summary-less
 compaction). ``replacement_history`` is never expanded (copies of earlier messages).
 ``event_msg/error`` / ``stream_error`` are ``runtime.notice``.
+
+Draining (bounded memory): a Loop is sealed when the next Loop starts; from then on no record
+changes it or its items (records naming a sealed turn change nothing, end events and spawn
+outputs no longer join its items, unclaimed session-level user inputs settle as
+``runtime.unknown``), and `drain` returns it with its usage. Within a Loop, later records join
+a draft only within ``_JOIN_WINDOW`` records (message twins, end events, spawn outputs, the
+final-answer marker, an output's late call). Items are returned in emission order up to the
+first one a later record may still change: an unpaired message copy or human input, unphased
+assistant text before the final answer, inputs a turn_context may still move, a compaction
+within two lines, a spawn or tool output still joinable, a tool output whose call has not
+appeared (a call appearing after it settled is not linked). Nothing is returned before the
+session's native id is known.
 """
 
 from __future__ import annotations
@@ -135,6 +147,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,6 +196,10 @@ _PROVIDER_TOOL_NAMES = {
     "image_generation_call": "image_generation",
     "local_shell_call": "local_shell",
 }
+#: records during which a draft may still be joined by a later record (the other track's copy
+#: of a message, end events of a tool output, a spawn's output, an output's call, a final-answer
+#: marker), within one Loop: what lets `drain` settle the start of a long Loop
+_JOIN_WINDOW = 512
 #: argv[0] names (basename) of shells whose ``-c`` argument is a script
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
 _SCRIPT_FLAGS = frozenset({"-c", "-lc"})
@@ -355,6 +372,7 @@ class _Loop:
     unphased: list[DraftItem] = field(default_factory=list)
     record_usage: list[UsageSample] = field(default_factory=list)
     count_usage: list[UsageSample] = field(default_factory=list)
+    sealed: bool = False  # a later Loop started: nothing changes this one any more
 
 
 @dataclass(slots=True)
@@ -406,10 +424,17 @@ class CodexAdapter(Adapter):
         self.ui_humans: list[_Message] = []  # UI human inputs whose model copy may follow
         self.pending_agent: list[_Message] = []  # assistant messages awaiting their twin
         self.ui_reasoning: list[int] = []
-        self.last_reasoning: DraftItem | None = None
+        # joinable within the current Loop (and `_JOIN_WINDOW`), in emission order for `drain`
         self.outputs: dict[str, DraftItem] = {}
+        self.output_order: deque[DraftItem] = deque()
         self.ends: dict[str, tuple[int, dict[str, Any]]] = {}
-        self.spawns: dict[str, DraftItem] = {}
+        self.end_order: deque[tuple[int, str]] = deque()
+        self.spawns: dict[str, DraftItem | None] = {}  # None: no longer joinable
+        self.spawn_order: deque[tuple[str, DraftItem]] = deque()
+        self.loop_calls: set[str] = set()  # call ids drafted in the current Loop
+        self.awaiting_call: dict[str, DraftItem] = {}  # outputs whose call has not appeared
+        self.unlinked: set[str] = set()  # call ids of outputs settled before their call
+        self.sealed_turns: set[str] = set()
         self.children: set[str] = set()
         self.last_total: tuple[int, ...] | None = None
         self.last_compaction: DraftItem | None = None
@@ -452,13 +477,98 @@ class CodexAdapter(Adapter):
             self._unknown(str(kind))
         return RecordFacts(self.time, _native_type(obj))
 
+    def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:
+        """Sealed Loops, and the items before the first one a later record may still change."""
+        if self.session is None:
+            return [], []
+        loops: list[DraftLoop] = []
+        while self.loops and self.loops[0].sealed:
+            loops.append(self.loops.pop(0).draft)
+        held = self._held_from()
+        count = 0
+        for item in self.items:
+            if held is not None and item.records[0] >= held:
+                break
+            count += 1
+        items = self.items[:count]
+        del self.items[:count]
+        return loops, items
+
+    def _held_from(self) -> int | None:
+        """The first record position of the items a later record may still change."""
+        position = self.position
+        first: list[int] = []
+        users = self.pending_users  # beyond the window no UI input can claim them
+        while users and users[0].position + _JOIN_WINDOW < position + 1:
+            self._settle_unclaimed(users.pop(0))
+        for messages in (self.pending_users, self.ui_humans, self.pending_agent):
+            while messages and messages[0].position + _JOIN_WINDOW < position + 1:
+                del messages[0]
+            if messages:
+                first.append(messages[0].item.records[0])
+        state = self.loop
+        if state is not None:
+            unphased = state.unphased
+            while unphased and unphased[0].records[0] + _JOIN_WINDOW < position + 1:
+                del unphased[0]
+            if not state.final and unphased:
+                first.append(unphased[0].records[0])
+            if not self.task_markers and state.tail_humans:
+                first.append(min(item.records[0] for item in state.tail_humans))
+        outputs = self.output_order
+        while outputs and not self._joinable(outputs[0], self.outputs, position + 1):
+            stale = outputs.popleft()
+            if self.outputs.get(str(stale.output_of)) is stale:
+                del self.outputs[str(stale.output_of)]
+        if outputs:
+            first.append(outputs[0].records[0])
+        spawns = self.spawn_order
+        while spawns and not self._joinable(spawns[0][1], self.spawns, position + 1, spawns[0][0]):
+            call_id, stale = spawns.popleft()
+            if self.spawns.get(call_id) is stale:
+                self.spawns[call_id] = None
+        if spawns:
+            first.append(spawns[0][1].records[0])
+        ends = self.end_order
+        while ends and ends[0][0] + _JOIN_WINDOW < position + 1:
+            at, call_id = ends.popleft()
+            if self.ends.get(call_id, (None,))[0] == at:
+                del self.ends[call_id]
+        while self.awaiting_call:  # outputs whose call did not appear: rare
+            call_id, output = next(iter(self.awaiting_call.items()))
+            if output.records[0] + _JOIN_WINDOW >= position + 1:
+                first.append(output.records[0])
+                break
+            del self.awaiting_call[call_id]
+            self.unlinked.add(call_id)
+        compaction = self.last_compaction
+        if compaction is not None:
+            if position <= compaction.records[-1] + 1:
+                first.append(compaction.records[0])
+            else:
+                self.last_compaction = None  # no later context_compacted can join it
+        return min(first, default=None)
+
+    @staticmethod
+    def _joinable(
+        item: DraftItem, index: dict[str, Any], position: int, call_id: str | None = None
+    ) -> bool:
+        """Whether a record at `position` may still join `item` (registered in `index`)."""
+        key = call_id if call_id is not None else item.output_of
+        return (
+            key is not None
+            and index.get(key) is item
+            and position - item.records[0] <= _JOIN_WINDOW
+        )
+
     def finish(self) -> Draft:
         for message in self.pending_users:
             self._settle_unclaimed(message)
         self.pending_users = []
         self._flush_ui_reasoning()
         for state in self.loops:
-            state.draft.usage = state.record_usage or state.count_usage
+            if not state.sealed:
+                state.draft.usage = state.record_usage or state.count_usage
         return Draft(self.session, [s.draft for s in self.loops], self.items, self.unknown)
 
     def _unknown(self, name: str) -> None:
@@ -514,12 +624,40 @@ class CodexAdapter(Adapter):
     def _start_loop(self, native: str | None, start: int | None = None) -> _Loop:
         start = self.position if start is None else start
         self._close_current(bound=True, at=start)
+        if self.loop is not None:
+            self._seal(self.loop)
         state = _Loop(DraftLoop(start=start, native_id=native))
         self.loops.append(state)
         self.loop = state
         if native:
             self.by_turn[native] = state
+            self.sealed_turns.discard(native)
         return state
+
+    def _seal(self, state: _Loop) -> None:
+        """The next Loop starts: fix this one and settle whatever could still join it."""
+        state.sealed = True
+        state.draft.usage = state.record_usage or state.count_usage
+        state.record_usage, state.count_usage = [], []
+        state.unphased, state.tail_humans = [], []  # rebound: `_new_turn` holds the old list
+        native = state.draft.native_id
+        if native and self.by_turn.get(native) is state:
+            del self.by_turn[native]
+            self.sealed_turns.add(native)
+        for message in self.pending_users:  # session-level ones no Loop claimed
+            self._settle_unclaimed(message)
+        self.pending_users, self.pending_agent, self.ui_humans = [], [], []
+        self.outputs, self.ends, self.spawns = {}, {}, {}
+        self.output_order.clear()
+        self.end_order.clear()
+        self.spawn_order.clear()
+        self.loop_calls = set()
+        self.unlinked.update(self.awaiting_call)
+        self.awaiting_call = {}
+
+    def _sealed_turn(self, turn: str | None) -> bool:
+        """Whether a record names the turn of a sealed Loop (it then changes nothing)."""
+        return turn is not None and turn not in self.by_turn and turn in self.sealed_turns
 
     def _close_current(self, *, bound: bool, at: int) -> None:
         state = self.loop
@@ -562,6 +700,8 @@ class CodexAdapter(Adapter):
         state = self.by_turn.get(turn) if turn else None
         if turn:
             self.lifecycle = True
+        if self._sealed_turn(turn):
+            return
         if state is None:
             if current is None or (turn and current.draft.native_id not in (None, turn)):
                 state = self._new_turn(turn, current)
@@ -600,6 +740,8 @@ class CodexAdapter(Adapter):
     def _task_end(self, payload: dict[str, Any], outcome: str) -> None:
         self.lifecycle = self.task_markers = True
         turn = _str(payload.get("turn_id"))
+        if self._sealed_turn(turn):
+            return
         state = self.by_turn.get(turn) if turn else None
         state = state or self._current() or self.loop
         if state is None:
@@ -608,6 +750,8 @@ class CodexAdapter(Adapter):
         last = _str(payload.get("last_agent_message"))
         if outcome == "completed" and last and not state.final:
             for item in reversed(state.unphased):
+                if self.position - item.records[0] > _JOIN_WINDOW:
+                    break
                 if item.value.get("text") == last:
                     item.role, item.records = "agent.final_answer", [*item.records, self.position]
                     state.final = True
@@ -718,13 +862,21 @@ class CodexAdapter(Adapter):
     def _claim_user(self, text: str, loop: DraftLoop | None) -> _Message | None:
         """The model-input copy of a UI human input: same Loop (or session level), equal
         text, else the adjacent line."""
-        pool = [m for m in self.pending_users if m.item.loop is loop or m.item.loop is None]
+        pool = [
+            m
+            for m in self.pending_users
+            if (m.item.loop is loop or m.item.loop is None) and self._recent(m)
+        ]
         chosen = next((m for m in reversed(pool) if _texts_match(m.text, text)), None)
         if chosen is None:
             chosen = next((m for m in pool if abs(m.position - self.position) == 1), None)
         if chosen is not None:
             self.pending_users.remove(chosen)
         return chosen
+
+    def _recent(self, message: _Message) -> bool:
+        """Whether the current record may still pair with `message` (`_JOIN_WINDOW`)."""
+        return self.position - message.position <= _JOIN_WINDOW
 
     def _state_of(self, draft: DraftLoop | None) -> _Loop | None:
         return next((s for s in reversed(self.loops) if s.draft is draft), None)
@@ -757,7 +909,7 @@ class CodexAdapter(Adapter):
             return
         current = self._current()
         loop = current.draft if current is not None else None
-        pool = [m for m in self.ui_humans if m.item.loop is loop]
+        pool = [m for m in self.ui_humans if m.item.loop is loop and self._recent(m)]
         twin = next((m for m in reversed(pool) if _texts_match(m.text, text)), None)
         if twin is None:
             twin = next((m for m in pool if abs(m.position - self.position) == 1), None)
@@ -836,7 +988,11 @@ class CodexAdapter(Adapter):
         """The other track's copy: same item id when both have one, else equal text, else the
         adjacent line."""
         loop = state.draft if state is not None else None
-        pool = [m for m in self.pending_agent if m.track != track and m.item.loop is loop]
+        pool = [
+            m
+            for m in self.pending_agent
+            if m.track != track and m.item.loop is loop and self._recent(m)
+        ]
         chosen = None
         if native is not None:
             chosen = next((m for m in pool if m.native_id == native), None)
@@ -869,7 +1025,6 @@ class CodexAdapter(Adapter):
         item = self._emit("agent.reasoning", "structural", value, state)
         item.records.extend(self.ui_reasoning)
         self.ui_reasoning = []
-        self.last_reasoning = item
 
     def _flush_ui_reasoning(self) -> None:
         """UI reasoning events no model-input reasoning item took: Records only (they repeat
@@ -950,6 +1105,7 @@ class CodexAdapter(Adapter):
             item = self._emit("agent.delegation", "structural", value, state)
             if call_id:
                 self.spawns[call_id] = item
+                self.spawn_order.append((call_id, item))
             return
         shell: str | None = None
         workdir: str | None = None
@@ -967,9 +1123,21 @@ class CodexAdapter(Adapter):
             "structural",
             value,
             state,
-            call_id=call_id,
+            call_id=self._linkable(call_id),
             shell_command=shell or None,
         )
+
+    def _linkable(self, call_id: str | None) -> str | None:
+        """A call's id, unless an output naming it was settled before it (never linked then)."""
+        if call_id is None:
+            return None
+        waiting = self.awaiting_call.pop(call_id, None)
+        if waiting is not None and self.position - waiting.records[0] > _JOIN_WINDOW:
+            self.unlinked.add(call_id)
+        if call_id in self.unlinked:
+            return None
+        self.loop_calls.add(call_id)
+        return call_id
 
     def _tool_output(self, kind: str, payload: dict[str, Any]) -> None:
         call_id = _str(payload.get("call_id"))
@@ -986,17 +1154,22 @@ class CodexAdapter(Adapter):
         item = self._emit("tool.output", "structural", value, state, output_of=call_id)
         if call_id is not None:
             self.outputs[call_id] = item
+            self.output_order.append(item)
+            if call_id not in self.loop_calls:
+                self.awaiting_call.setdefault(call_id, item)
             pending = self.ends.pop(call_id, None)
-            if pending is not None:
+            if pending is not None and self.position - pending[0] <= _JOIN_WINDOW:
                 _apply_end(item, pending[0], pending[1])
 
     def _spawn_output(self, call_id: str, payload: dict[str, Any], state: _Loop) -> None:
         text, _ = _content(payload.get("output"))
         data = _parsed(text)
         child = _str(data.get("agent_id")) if isinstance(data, dict) else None
+        spawn = self.spawns[call_id]
         if child:
             self.children.add(child)
-            self.spawns[call_id].session_ref = child
+            if spawn is not None and self.position - spawn.records[0] <= _JOIN_WINDOW:
+                spawn.session_ref = child
         value = {"text": text or None, "has_images": False}
         self._emit("subagent.activity", "structural", value, state, session_ref=child)
 
@@ -1004,10 +1177,11 @@ class CodexAdapter(Adapter):
         if not isinstance(call_id, str):
             return
         item = self.outputs.get(call_id)
-        if item is not None:
+        if item is not None and self.position - item.records[0] <= _JOIN_WINDOW:
             _apply_end(item, self.position, payload)
         else:
-            self.ends[call_id] = (self.position, payload)
+            self.ends[call_id] = (self.position, _end_facts(payload))
+            self.end_order.append((self.position, call_id))
 
     # -- usage -------------------------------------------------------------------------------------
 
@@ -1016,6 +1190,8 @@ class CodexAdapter(Adapter):
         if sample is None:
             return
         turn = _str(payload.get("turn_id"))
+        if self._sealed_turn(turn):
+            return
         state = (self.by_turn.get(turn) if turn else None) or self.loop
         if state is not None:
             state.record_usage.append(sample)
@@ -1147,6 +1323,22 @@ def _output_facts(output: object) -> dict[str, Any]:
     if tokens is not None and output.startswith("Chunk ID:"):
         value["runtime_output_tokens"] = int(tokens.group(1))
     return value
+
+
+def _end_facts(payload: dict[str, Any]) -> dict[str, Any]:
+    """What `_apply_end` reads of an end event (it may wait for its output: keep it small)."""
+    keys = ("exit_code", "status", "success", "duration")
+    facts: dict[str, Any] = {k: payload[k] for k in keys if k in payload}
+    result = payload.get("result")
+    if isinstance(result, dict):
+        ok = result.get("Ok")
+        if "Err" in result:
+            facts["result"] = {"Err": None}
+        elif isinstance(ok, dict) and "isError" in ok:
+            facts["result"] = {"Ok": {"isError": ok["isError"]}}
+        else:
+            facts["result"] = {}
+    return facts
 
 
 def _apply_end(item: DraftItem, position: int, payload: dict[str, Any]) -> None:
