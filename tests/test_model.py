@@ -118,3 +118,15 @@ def test_token_estimate_examples() -> None:
     examples = {"": 0, "a": 1, "abcdefgh": 2, "abcd你好": 3, "你好": 2, "abcdef你好": 4}
     assert {t: estimate_tokens(t) for t in examples} == examples
     assert text_content("abcdef你好", 10).value == "abcdef你"
+
+
+_IDS = st.integers(min_value=0, max_value=(1 << 63) - 1)
+
+
+@given(_IDS, st.integers(min_value=0, max_value=1 << 40), st.integers(min_value=0, max_value=64))
+def test_id_fast_paths_hash_the_documented_parts(source: int, position: int, ordinal: int) -> None:
+    from traceidx import ids
+
+    assert ids.record_id(source, position) == ids._h("record", source, position)
+    assert ids.loop_id(source, position) == ids._h("loop", source, position)
+    assert ids.item_id(source, position, ordinal) == ids._h("item", source, position, ordinal)

@@ -507,9 +507,8 @@ class _Sync:
             new: dict[str, str] = {}
             for table in TABLES:
                 pieces = self.stage.pieces(partition, table, old.get(table), drop)
-                if table == "items":
-                    pieces = (resolve_links(piece, known_ids) for piece in pieces)
-                written = self.stage.write(partition, table, pieces)
+                links = (lambda rows: resolve_links(rows, known_ids)) if table == "items" else None
+                written = self.stage.write(partition, table, pieces, links)
                 if written is not None:
                     new[table] = written
                     fault_point("write")

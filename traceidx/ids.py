@@ -43,9 +43,9 @@ def session_id(runtime: str, native_id: str) -> int:
 
 def loop_id(source: int, start_position: int) -> int:
     """Id of the Loop started by the record at `start_position` of a Source."""
-    return _h("loop", source, start_position)
+    return _digest(b"loop\x1f%d\x1f%d" % (source, start_position))
 
 
 def item_id(source: int, record_position: int, ordinal: int) -> int:
     """Id of the `ordinal`-th Item whose first supporting record is at `record_position`."""
-    return _h("item", source, record_position, ordinal)
+    return _digest(b"item\x1f%d\x1f%d\x1f%d" % (source, record_position, ordinal))

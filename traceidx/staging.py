@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -87,7 +87,10 @@ class Stage:
         for key, pieces in self._buffers.items():
             partition, table = key
             path = self.folder / f"{table}-{partition.key.replace('/', '_')}-{self._spills}.arrow"
-            write_arrow(path, pa.concat_tables(pieces))
+            schema = pieces[0].schema
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as out:
+                for piece in pieces:
+                    out.write_table(piece)
             self._chunks[key].append(path)
         self._buffers.clear()
         self._buffered = 0
@@ -117,9 +120,16 @@ class Stage:
             yield from read_arrow(path)
         yield from self._buffers.get(key, [])
 
-    def write(self, partition: Partition, table: str, pieces: Iterable[pa.Table]) -> str | None:
+    def write(
+        self,
+        partition: Partition,
+        table: str,
+        pieces: Iterable[pa.Table],
+        transform: Callable[[pa.Table], pa.Table] | None = None,
+    ) -> str | None:
         """Write a part under the new generation's name; its dataset-relative path (None when
-        it has no rows). Ids must be unique within the part."""
+        it has no rows). `transform` applies to each row group's rows before they are written.
+        Ids must be unique within the part."""
         relative = partition.path(table, self.generation)
         target = self.dataset / relative
         options = {**PARQUET_OPTIONS, "use_dictionary": list(dictionary_columns(table))}
@@ -131,6 +141,8 @@ class Stage:
         def flush() -> None:
             nonlocal writer, size
             data = pa.concat_tables(group)
+            if transform is not None:
+                data = transform(data)
             if writer is None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 writer = pq.ParquetWriter(target, data.schema, **options)
