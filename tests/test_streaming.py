@@ -40,15 +40,16 @@ def test_streamed_sources_publish_the_same_facts(
     roots = [CORPUS / "public" / rt for rt in ("claude", "codex", "pi", "dsh")]
     whole = build(roots, tmp_path / "whole", jobs=1)
     spilled: list[Any] = []
-    write = build_module.write_arrow
+    spool = build_module.spool
 
-    def counting(path: Path, data: pa.Table) -> None:
-        spilled.append(path)
-        write(path, data)
+    def counting(path: Path, table: str, runs: list[tuple[str, pa.Table]]) -> Any:
+        if path.name.startswith("source-"):
+            spilled.append(path)
+        return spool(path, table, runs)
 
     monkeypatch.setattr(ingest_module, "DRAIN_EVERY", 1)
     monkeypatch.setattr(ingest_module, "FLUSH_BYTES", 1)
-    monkeypatch.setattr(build_module, "write_arrow", counting)
+    monkeypatch.setattr(build_module, "spool", counting)
     streamed = build(roots, tmp_path / "streamed", jobs=1)
     assert whole.exit_code == streamed.exit_code == 0
     assert len(spilled) > 1000  # rows really went through spool files, piece by piece

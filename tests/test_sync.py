@@ -239,13 +239,3 @@ def test_links_follow_the_linked_session_appearing_and_going(tmp_path: Path) -> 
     assert connect(dataset).execute(links).fetchall()[0] == (stated, stated)  # kept: missing
     prune(dataset)
     assert connect(dataset).execute(links).fetchall()[0] == (stated, 0)
-
-
-def test_spilled_staging_publishes_the_same_parts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    traces = corpus_path("generated", "claude")
-    build([traces], tmp_path / "memory", jobs=2)
-    monkeypatch.setattr("traceidx.staging.DEFAULT_BUDGET", 1)  # spill after every batch
-    build([traces], tmp_path / "spilled", jobs=2)
-    assert _parts(tmp_path / "memory") == _parts(tmp_path / "spilled")

@@ -47,7 +47,7 @@ from traceidx.ingest import Settings, ingest
 from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
-from traceidx.staging import Stage, read_arrow, write_arrow
+from traceidx.staging import Spooled, Stage, spool
 from traceidx.sync import Decision, decide, head_digest
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
@@ -74,7 +74,7 @@ class SourceOutcome:
     vanished: bool = False
     partition: Partition | None = None
     rows: dict[str, list[Any]] | None = None
-    files: list[tuple[str, str]] = field(default_factory=list)
+    files: list[tuple[str, Spooled]] = field(default_factory=list)
     prefix_digests: dict[int, str] = field(default_factory=dict)
 
 
@@ -86,31 +86,31 @@ def process(
     action: str,
     settings: Settings,
     missing: dict[int, list[int]] | None = None,
-    spool: Path | None = None,
+    spool_folder: Path | None = None,
 ) -> SourceOutcome:
     """Ingest and encode one source (runs in a worker process).
 
     `missing` maps the sessions of vanished sources to their record counts: for a source of
     such a session, the digests of its first records are computed for move detection.
-    With a `spool` folder, rows a long source settles while it is read are written there as
+    With a `spool_folder`, rows a long source settles while it is read are written there as
     Arrow IPC files (`SourceOutcome.files`), so a worker's memory stays bounded.
     """
     fault_point("ingest")
-    files: list[tuple[str, str]] = []
+    files: list[tuple[str, Spooled]] = []
 
     def spill(rows: dict[str, list[Any]]) -> None:
-        assert spool is not None
+        assert folder is not None
         for table, data in encode_rows(rows).items():
             if data.num_rows:
-                path = spool / f"source-{uuid.uuid4().hex}-{table}.arrow"
-                write_arrow(path, data)
-                files.append((table, str(path)))
+                path = folder / f"source-{uuid.uuid4().hex}-{table}.arrow"
+                files.extend((table, rows) for _, rows in spool(path, table, [("", data)]))
 
+    folder = spool_folder
     counts = {count for counts in (missing or {}).values() for count in counts}
-    result = ingest(locator, settings, spill if spool is not None else None, counts)
+    result = ingest(locator, settings, spill if folder is not None else None, counts)
     if result.state != "indexed":
-        for _, path in files:
-            Path(path).unlink(missing_ok=True)
+        for _, spooled in files:
+            Path(spooled.path).unlink(missing_ok=True)
         files = []
     outcome = SourceOutcome(
         locator,
@@ -169,42 +169,45 @@ def process(
 
 @dataclass(slots=True)
 class Batch:
-    """The outcomes of a batch of sources and their rows, as Arrow IPC streams by partition."""
+    """The outcomes of a batch of sources, and where their rows were spooled, by partition."""
 
     outcomes: list[SourceOutcome]
-    tables: dict[str, dict[str, bytes]]
-
-
-def _ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return bytes(sink.getvalue())
+    spooled: list[tuple[str, str, Spooled]]  # partition key, table, rows
 
 
 def process_batch(
     work: list[tuple[str, str]],
     settings: Settings,
     missing: dict[int, list[int]],
-    spool: Path | None = None,
+    spool_folder: Path,
 ) -> Batch:
-    """Ingest a batch of sources; their rows are concatenated per partition and table (the
-    rows long sources flushed while read stay in their files, named by the outcomes)."""
+    """Ingest a batch of sources and spool their rows: one file per table, one run of record
+    batches per partition (rows long sources flushed while read stay in their own files)."""
     outcomes = []
     pieces: dict[str, dict[str, list[Any]]] = {}
+    spooled: list[tuple[str, str, Spooled]] = []
     for locator, action in work:
-        outcome = process(locator, action, settings, missing, spool)
-        if outcome.rows is not None and outcome.partition is not None:
-            into = pieces.setdefault(outcome.partition.key, {})
-            for table, objs in outcome.rows.items():
-                into.setdefault(table, []).extend(objs)
-            outcome.rows = None
+        outcome = process(locator, action, settings, missing, spool_folder)
+        if outcome.partition is not None:
+            key = outcome.partition.key
+            spooled += [(key, table, rows) for table, rows in outcome.files]
+            outcome.files = []
+            if outcome.rows is not None:
+                into = pieces.setdefault(key, {})
+                for table, objs in outcome.rows.items():
+                    into.setdefault(table, []).extend(objs)
+                outcome.rows = None
         outcomes.append(outcome)
-    tables = {
-        key: {table: _ipc(data) for table, data in encode_rows(by_table).items()}
-        for key, by_table in pieces.items()
-    }
-    return Batch(outcomes, tables)
+    runs: dict[str, list[tuple[str, pa.Table]]] = {}
+    for key in sorted(pieces):
+        for table, data in encode_rows(pieces[key]).items():
+            if data.num_rows:
+                runs.setdefault(table, []).append((key, data))
+    name = uuid.uuid4().hex
+    for table, table_runs in runs.items():
+        path = spool_folder / f"batch-{name}-{table}.arrow"
+        spooled += [(key, table, rows) for key, rows in spool(path, table, table_runs)]
+    return Batch(outcomes, spooled)
 
 
 @dataclass(slots=True)
@@ -286,24 +289,24 @@ def _run(
     settings: Settings,
     jobs: int,
     missing: dict[int, list[int]],
-    spool: Path,
+    spool_folder: Path,
 ) -> Iterator[Batch]:
     """Batch results in batch order; at most two batches per worker are in flight, so a
     slow consumer never lets finished results pile up in memory."""
     batches = _batches(decisions)
     if jobs <= 1 or len(batches) < 2:
         for batch in batches:
-            yield process_batch(batch, settings, missing, spool)
+            yield process_batch(batch, settings, missing, spool_folder)
         return
     with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as pool:
         pending: deque[Future[Batch]] = deque()
         todo = iter(batches)
         for batch in itertools.islice(todo, 2 * jobs):
-            pending.append(pool.submit(process_batch, batch, settings, missing, spool))
+            pending.append(pool.submit(process_batch, batch, settings, missing, spool_folder))
         while pending:
             result = pending.popleft().result()
             for batch in itertools.islice(todo, 1):
-                pending.append(pool.submit(process_batch, batch, settings, missing, spool))
+                pending.append(pool.submit(process_batch, batch, settings, missing, spool_folder))
             yield result
 
 
@@ -421,16 +424,10 @@ class _Sync:
                 missing.setdefault(int(e["session_id"]), []).append(int(e.get("records", 0)))
         self.stage.folder.mkdir(parents=True, exist_ok=True)
         for batch in _run(decisions, self.settings, self.jobs, missing, self.stage.folder):
-            for key, by_table in batch.tables.items():
-                tables = {t: pa.ipc.open_stream(data).read_all() for t, data in by_table.items()}
-                guard.check(tables)
-                self.stage.add(Partition.from_key(key), tables)
+            for key, table, spooled in batch.spooled:
+                guard.check_spooled(table, spooled)
+                self.stage.add(Partition.from_key(key), table, spooled)
             for outcome in batch.outcomes:
-                if outcome.partition is not None:
-                    for table, path in outcome.files:
-                        for piece in read_arrow(Path(path)):
-                            guard.check({table: piece})
-                        self.stage.add_file(outcome.partition, table, Path(path))
                 done += 1
                 self._consume(outcome)
                 if self.progress is not None:

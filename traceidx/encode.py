@@ -74,6 +74,12 @@ class IdGuard:
             check_ids(table, [values])
             self._ids[table].append(values)
 
+    def check_spooled(self, table: str, spooled: Any) -> None:
+        """Take the ids of spooled rows (a `traceidx.staging.Spooled`)."""
+        if spooled.ids is not None:
+            check_ids(table, [spooled.ids])
+            self._ids[table].append(spooled.ids)
+
     def finish(self) -> None:
         """Refuse duplicates across every batch of the build."""
         for table, columns in self._ids.items():

@@ -1,21 +1,23 @@
-"""Staging a generation: new rows spooled by partition, then each changed part assembled once.
+"""Staging a generation: rows spooled to files by the workers, then each changed part written once.
 
-Rows of freshly projected sources arrive batch by batch. They are buffered per partition and
-table; when the buffers exceed a memory budget they are spilled as Arrow IPC files to a private
-staging folder (``<dataset>/.staging-<generation>/``), where workers also leave the rows of
-long sources they flushed while reading (`add_file`), so memory stays bounded however large the
-corpus or a single source is. When every source is in, each changed partition's part is
-streamed, piece by piece, from the previous part's rows that are still current (rows of sources
-that changed or went away are dropped, by ``source_id``) followed by the staged rows, into a
-Parquet file under the new generation's name, one row group per `ROW_GROUP_BYTES` of rows.
-Parts of partitions that did not change are not touched.
+Workers write the rows they project as Arrow IPC files to a private staging folder
+(``<dataset>/.staging-<generation>/``): per batch of sources one file per table, holding a run
+of record batches per partition, and for a long source the files of rows it settled while it
+was read. The build process keeps only where each partition's rows are (`Spooled`), so its
+memory grows neither with the corpus nor with a single source. When every source is in, each
+changed partition's part is streamed, piece by piece, from the previous part's rows that are
+still current (rows of sources that changed or went away are dropped, by ``source_id``)
+followed by the spooled rows, into a Parquet file under the new generation's name, one row
+group per `ROW_GROUP_BYTES` of rows. Parts of partitions that did not change are not touched.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -26,8 +28,6 @@ from traceidx.dataset import STAGING_PREFIX, Partition
 from traceidx.encode import check_ids, id_column
 from traceidx.schema import dictionary_columns, table_schema
 
-#: spill staged rows to disk beyond this many bytes of Arrow buffers
-DEFAULT_BUDGET = 96 << 20
 PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd", "write_statistics": True}
 #: a row group of a written part holds about this many bytes of Arrow data
 ROW_GROUP_BYTES = 64 << 20
@@ -35,18 +35,76 @@ ROW_GROUP_BYTES = 64 << 20
 READ_ROWS = 64 * 1024
 
 
-def write_arrow(path: Path, data: pa.Table) -> None:
-    """Write a table as an Arrow IPC file."""
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, data.schema) as out:
-        out.write_table(data)
+@dataclass(frozen=True, slots=True)
+class Spooled:
+    """Where spooled rows are: record batches ``[first, first + count)`` of an IPC file, and
+    their ids (taken when they were written, so the build process need not read them back)."""
+
+    path: str
+    first: int
+    count: int
+    ids: pa.ChunkedArray | None = None
+
+    def read(self, readers: _Readers | None = None) -> Iterator[pa.Table]:
+        """The rows, one record batch at a time (read, not mapped: memory stays bounded)."""
+        if readers is None:
+            with pa.OSFile(self.path, "rb") as source:
+                reader = pa.ipc.open_file(source)
+                for i in range(self.first, self.first + self.count):
+                    yield pa.Table.from_batches([reader.get_batch(i)])
+            return
+        for i in range(self.first, self.first + self.count):
+            yield pa.Table.from_batches([readers.batch(self.path, i)])
 
 
-def read_arrow(path: Path) -> Iterator[pa.Table]:
-    """The record batches of an Arrow IPC file, one at a time, as tables."""
-    with pa.OSFile(str(path), "rb") as source:
-        reader = pa.ipc.open_file(source)
-        for i in range(reader.num_record_batches):
-            yield pa.Table.from_batches([reader.get_batch(i)])
+class _Readers:
+    """Open spool files, kept for a whole publication: parsing a file's footer and schema
+    costs more than reading a small run of rows from it (reads are positional, so threads
+    may share a reader; a lock per file keeps them apart anyway). At most `MAX_OPEN` stay
+    open; the least recently used is dropped (closed once no thread reads it)."""
+
+    MAX_OPEN = 256
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: OrderedDict[
+            str, tuple[threading.Lock, pa.OSFile, pa.ipc.RecordBatchFileReader]
+        ] = OrderedDict()
+
+    def batch(self, path: str, index: int) -> pa.RecordBatch:
+        with self._lock:
+            entry = self._open.get(path)
+            if entry is None:
+                source = pa.OSFile(path, "rb")
+                entry = (threading.Lock(), source, pa.ipc.open_file(source))
+                self._open[path] = entry
+                if len(self._open) > self.MAX_OPEN:
+                    self._open.popitem(last=False)
+            else:
+                self._open.move_to_end(path)
+        lock, _, reader = entry
+        with lock:
+            return reader.get_batch(index)
+
+    def close(self) -> None:
+        for _, source, _ in self._open.values():
+            source.close()
+        self._open.clear()
+
+
+def spool(path: Path, table: str, runs: list[tuple[str, pa.Table]]) -> list[tuple[str, Spooled]]:
+    """Write runs of rows of one table, each under a key, to one IPC file; where each run is."""
+    out: list[tuple[str, Spooled]] = []
+    index = 0
+    schema = runs[0][1].schema
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        for key, data in runs:
+            batches = data.to_batches()
+            for batch in batches:
+                writer.write_batch(batch)
+            out.append((key, Spooled(str(path), index, len(batches), id_column(table, data))))
+            index += len(batches)
+    return out
 
 
 def _source_ids(table: str, data: pa.Table) -> pa.Array:
@@ -56,49 +114,22 @@ def _source_ids(table: str, data: pa.Table) -> pa.Array:
 
 
 class Stage:
-    """The rows of one build that are not yet published."""
+    """The rows of one build that are not yet published, by partition and table."""
 
-    def __init__(self, dataset: Path, generation: int, budget: int | None = None) -> None:
+    def __init__(self, dataset: Path, generation: int) -> None:
         self.dataset = dataset
         self.generation = generation
-        self.budget = DEFAULT_BUDGET if budget is None else budget
         self.folder = dataset / f"{STAGING_PREFIX}{generation:06d}"
-        self._buffers: dict[tuple[Partition, str], list[pa.Table]] = defaultdict(list)
-        self._chunks: dict[tuple[Partition, str], list[Path]] = defaultdict(list)
-        self._buffered = 0
-        self._spills = 0
+        self._spooled: dict[tuple[Partition, str], list[Spooled]] = defaultdict(list)
+        self._readers = _Readers()
 
     @property
     def partitions(self) -> set[Partition]:
-        return {p for p, _ in self._buffers} | {p for p, _ in self._chunks}
+        return {p for p, _ in self._spooled}
 
-    def add(self, partition: Partition, tables: dict[str, pa.Table]) -> None:
-        """Stage one source's rows."""
-        for table, data in tables.items():
-            if data.num_rows:
-                self._buffers[(partition, table)].append(data)
-                self._buffered += data.nbytes
-        if self._buffered > self.budget:
-            self.spill()
-
-    def spill(self) -> None:
-        """Write every buffer to a chunk file and free it."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for key, pieces in self._buffers.items():
-            partition, table = key
-            path = self.folder / f"{table}-{partition.key.replace('/', '_')}-{self._spills}.arrow"
-            schema = pieces[0].schema
-            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as out:
-                for piece in pieces:
-                    out.write_table(piece)
-            self._chunks[key].append(path)
-        self._buffers.clear()
-        self._buffered = 0
-        self._spills += 1
-
-    def add_file(self, partition: Partition, table: str, path: Path) -> None:
-        """Stage rows a worker wrote to an Arrow IPC file in the staging folder."""
-        self._chunks[(partition, table)].append(path)
+    def add(self, partition: Partition, table: str, spooled: Spooled) -> None:
+        """Stage spooled rows of a partition (in the order they are added)."""
+        self._spooled[(partition, table)].append(spooled)
 
     def pieces(
         self, partition: Partition, table: str, previous: str | None, drop: pa.Array
@@ -115,10 +146,8 @@ class Stage:
                     keep = pc.invert(pc.is_in(_source_ids(table, piece), value_set=drop))
                     piece = piece.filter(keep)
                 yield piece
-        key = (partition, table)
-        for path in self._chunks.get(key, []):
-            yield from read_arrow(path)
-        yield from self._buffers.get(key, [])
+        for spooled in self._spooled.get((partition, table), []):
+            yield from spooled.read(self._readers)
 
     def write(
         self,
@@ -173,4 +202,5 @@ class Stage:
 
     def discard(self) -> None:
         """Remove the staging folder."""
+        self._readers.close()
         shutil.rmtree(self.folder, ignore_errors=True)
