@@ -199,10 +199,18 @@ def process_batch(
                 outcome.rows = None
         outcomes.append(outcome)
     runs: dict[str, list[tuple[str, pa.Table]]] = {}
-    for key in sorted(pieces):
-        for table, data in encode_rows(pieces[key]).items():
-            if data.num_rows:
-                runs.setdefault(table, []).append((key, data))
+    keys = sorted(pieces)
+    for table in TABLES:  # one conversion per table, cut into runs per partition
+        objs = [obj for key in keys for obj in pieces[key].get(table, [])]
+        if not objs:
+            continue
+        data = encode_rows({table: objs})[table]
+        at = 0
+        for key in keys:
+            count = len(pieces[key].get(table, []))
+            if count:
+                runs.setdefault(table, []).append((key, data.slice(at, count)))
+                at += count
     name = uuid.uuid4().hex
     for table, table_runs in runs.items():
         path = spool_folder / f"batch-{name}-{table}.arrow"
