@@ -6,9 +6,12 @@ Steps, under the dataset's exclusive lock:
 2. discover candidates and decide, per source, what to do (traceidx.sync: unchanged sources
    are not opened; every source already in the dataset is checked, even outside the paths
    named this time, so the dataset stays in sync with everything it holds);
-3. ingest the changed sources in a process pool (one source per task; results in candidate
-   order, so a parallel build equals a serial one) and stage their Arrow rows;
-4. rewrite only the partitions that hold changed or removed sources, then swap the manifest.
+3. ingest the changed sources in a process pool (batches of sources per task; results in
+   candidate order, so a parallel build equals a serial one); workers spool the Arrow rows to
+   the staging folder, a long source's settled rows even while it is read (traceidx.ingest),
+   and the build process keeps only where they are;
+4. rewrite only the partitions that hold changed or removed sources, streaming each part,
+   then swap the manifest.
 
 Nothing is visible before the swap: an error or a kill at any point leaves the previous
 generation intact, and the next build cleans up. A build that changes nothing publishes
@@ -31,6 +34,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from traceidx.checkpoint import code_version
+from traceidx.checkpoint import load as load_checkpoint
 from traceidx.dataset import (
     DatasetError,
     Partition,
@@ -43,12 +48,12 @@ from traceidx.dataset import (
 )
 from traceidx.discover import default_roots, discover
 from traceidx.encode import IdGuard, encode_rows, source_rows
-from traceidx.ingest import Settings, ingest
+from traceidx.ingest import Settings, SourceResult, ingest
 from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
 from traceidx.staging import Spooled, Stage, spool
-from traceidx.sync import Decision, decide, head_digest
+from traceidx.sync import Decision, decide
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
 
@@ -76,6 +81,8 @@ class SourceOutcome:
     rows: dict[str, list[Any]] | None = None
     files: list[tuple[str, Spooled]] = field(default_factory=list)
     prefix_digests: dict[int, str] = field(default_factory=dict)
+    checkpoint: str | None = None  # a new checkpoint, in the staging folder
+    resumed_tail: dict[str, list[int]] | None = None  # ids the resumed checkpoint's tail had
 
 
 Progress = Callable[[int, int, SourceOutcome], None]
@@ -87,13 +94,16 @@ def process(
     settings: Settings,
     missing: dict[int, list[int]] | None = None,
     spool_folder: Path | None = None,
+    checkpoint: str | None = None,
 ) -> SourceOutcome:
     """Ingest and encode one source (runs in a worker process).
 
     `missing` maps the sessions of vanished sources to their record counts: for a source of
     such a session, the digests of its first records are computed for move detection.
     With a `spool_folder`, rows a long source settles while it is read are written there as
-    Arrow IPC files (`SourceOutcome.files`), so a worker's memory stays bounded.
+    Arrow IPC files (`SourceOutcome.files`), so a worker's memory stays bounded; a long
+    source's checkpoint is written there too. `checkpoint` names the stored checkpoint of an
+    appended source: if it is still valid, only the lines after it are read.
     """
     fault_point("ingest")
     files: list[tuple[str, Spooled]] = []
@@ -107,7 +117,16 @@ def process(
 
     folder = spool_folder
     counts = {count for counts in (missing or {}).values() for count in counts}
-    result = ingest(locator, settings, spill if folder is not None else None, counts)
+    resume = None
+    if checkpoint is not None and folder is not None:
+        resume = load_checkpoint(Path(checkpoint), locator, code_version())
+    sink = spill if folder is not None else None
+    result = ingest(locator, settings, sink, counts, resume)
+    if resume is not None and _partition_of(result) != resume.partition:
+        for _, spooled in files:  # cannot happen unless an adapter changed its mind: re-read
+            Path(spooled.path).unlink(missing_ok=True)
+        files = []
+        result = ingest(locator, settings, sink, counts)
     if result.state != "indexed":
         for _, spooled in files:
             Path(spooled.path).unlink(missing_ok=True)
@@ -144,8 +163,8 @@ def process(
     ):
         if value:
             entry[key] = value
-    if result.state != "failed":  # the head as read (a file grown since stat is cut back)
-        entry["head"] = head_digest(result.stream.head[: result.size])
+    if result.state != "failed" and result.head is not None:
+        entry["head"] = result.head
     encoded = source_rows(result)
     if encoded is not None and result.projection is not None:
         outcome.partition, outcome.rows = encoded
@@ -163,8 +182,20 @@ def process(
         for count in (missing or {}).get(session_id, []):
             if count in result.prefix_digests:
                 outcome.prefix_digests[count] = result.prefix_digests[count]
+        if result.resumed is not None:
+            outcome.resumed_tail = result.resumed.tail
+        if result.checkpoint is not None and folder is not None:
+            result.checkpoint.partition = outcome.partition.key
+            path = folder / f"checkpoint-{uuid.uuid4().hex}.pickle"
+            if result.checkpoint.write(path):
+                outcome.checkpoint = str(path)
     outcome.entry = entry
     return outcome
+
+
+def _partition_of(result: SourceResult) -> str | None:
+    encoded = source_rows(result)
+    return encoded[0].key if encoded is not None else None
 
 
 @dataclass(slots=True)
@@ -176,7 +207,7 @@ class Batch:
 
 
 def process_batch(
-    work: list[tuple[str, str]],
+    work: list[tuple[str, str, str | None]],
     settings: Settings,
     missing: dict[int, list[int]],
     spool_folder: Path,
@@ -186,8 +217,8 @@ def process_batch(
     outcomes = []
     pieces: dict[str, dict[str, list[Any]]] = {}
     spooled: list[tuple[str, str, Spooled]] = []
-    for locator, action in work:
-        outcome = process(locator, action, settings, missing, spool_folder)
+    for locator, action, checkpoint in work:
+        outcome = process(locator, action, settings, missing, spool_folder, checkpoint)
         if outcome.partition is not None:
             key = outcome.partition.key
             spooled += [(key, table, rows) for table, rows in outcome.files]
@@ -244,6 +275,7 @@ class BuildReport:
         return {
             "sources": len(self.results),
             "processed": sum(1 for r in self.results if r.action not in ("unchanged", "missing")),
+            "resumed": sum(1 for r in self.results if r.resumed_tail is not None),
             "unchanged": self.actions["unchanged"],
             "indexed": self.count("indexed"),
             "skipped": self.count("skipped"),
@@ -270,14 +302,19 @@ def _settings_record(settings: Settings) -> dict[str, Any]:
     }
 
 
+#: tables whose rows of a resumed source are all re-stated (one row per source)
+RESTATED = ("sources", "sessions")
+
 #: a batch (one task of the pool) holds at most this many sources or this many bytes
 BATCH_SOURCES = 128
 BATCH_BYTES = 32 << 20
 
 
-def _batches(decisions: list[Decision]) -> list[list[tuple[str, str]]]:
-    batches: list[list[tuple[str, str]]] = []
-    current: list[tuple[str, str]] = []
+def _batches(
+    decisions: list[Decision], checkpoints: dict[str, str]
+) -> list[list[tuple[str, str, str | None]]]:
+    batches: list[list[tuple[str, str, str | None]]] = []
+    current: list[tuple[str, str, str | None]] = []
     size = 0
     for d in decisions:
         if not d.ingest:
@@ -285,7 +322,7 @@ def _batches(decisions: list[Decision]) -> list[list[tuple[str, str]]]:
         if current and (len(current) >= BATCH_SOURCES or size + d.size > BATCH_BYTES):
             batches.append(current)
             current, size = [], 0
-        current.append((d.locator, d.action))
+        current.append((d.locator, d.action, checkpoints.get(d.locator)))
         size += d.size
     if current:
         batches.append(current)
@@ -298,10 +335,11 @@ def _run(
     jobs: int,
     missing: dict[int, list[int]],
     spool_folder: Path,
+    checkpoints: dict[str, str],
 ) -> Iterator[Batch]:
     """Batch results in batch order; at most two batches per worker are in flight, so a
     slow consumer never lets finished results pile up in memory."""
-    batches = _batches(decisions)
+    batches = _batches(decisions, checkpoints)
     if jobs <= 1 or len(batches) < 2:
         for batch in batches:
             yield process_batch(batch, settings, missing, spool_folder)
@@ -384,6 +422,9 @@ class _Sync:
         self.report = BuildReport(dataset, int(previous["generation"]))
         self.entries: dict[str, dict[str, Any]] = {}
         self.drop: dict[Partition, set[int]] = {}
+        #: rows of resumed sources to replace: their tail loops and items, session and source
+        self.tail_drop: dict[Partition, dict[str, set[int]]] = {}
+        self.checkpoints: list[tuple[str, str]] = []  # staged -> dataset-relative path
         self.stage = Stage(dataset, self.generation)
         self.live_digests: dict[str, dict[int, str]] = {}
 
@@ -393,6 +434,13 @@ class _Sync:
             source = entry.get("source_id")
             part = Partition.from_key(entry["partition"])
             self.drop.setdefault(part, set()).add(int(source) if source is not None else -1)
+
+    def _forget_tail(self, entry: dict[str, Any], tail: dict[str, list[int]]) -> None:
+        """The rows a resumed source re-states must go; its settled rows stay."""
+        drop = self.tail_drop.setdefault(Partition.from_key(entry["partition"]), {})
+        drop.setdefault("sources", set()).add(int(entry["source_id"]))
+        for table in ("loops", "items"):
+            drop.setdefault(table, set()).update(tail.get(table, []))
 
     def run(self, paths: list[Path]) -> BuildReport:
         report = self.report
@@ -430,8 +478,14 @@ class _Sync:
         for e in self.entries.values():
             if e.get("missing") and "session_id" in e:
                 missing.setdefault(int(e["session_id"]), []).append(int(e.get("records", 0)))
+        checkpoints = {
+            d.locator: str(self.dataset / self.known[d.locator]["checkpoint"])
+            for d in decisions
+            if d.action == "appended" and self.known.get(d.locator, {}).get("checkpoint")
+        }
         self.stage.folder.mkdir(parents=True, exist_ok=True)
-        for batch in _run(decisions, self.settings, self.jobs, missing, self.stage.folder):
+        folder = self.stage.folder
+        for batch in _run(decisions, self.settings, self.jobs, missing, folder, checkpoints):
             for key, table, spooled in batch.spooled:
                 guard.check_spooled(table, spooled)
                 self.stage.add(Partition.from_key(key), table, spooled)
@@ -444,7 +498,8 @@ class _Sync:
         self._resolve_moves()
         report.sources = self.entries
         first = int(self.previous["generation"]) == 0  # a new dataset is always published
-        changed = first or bool(self.drop or self.stage.partitions) or self._flags_changed()
+        staged = self.drop or self.tail_drop or self.stage.partitions
+        changed = first or bool(staged) or self._flags_changed()
         if not changed:
             self.stage.discard()
             return report
@@ -466,9 +521,22 @@ class _Sync:
                 self.entries[outcome.locator] = {**stored, "missing": True}
                 outcome.state = "indexed"
             return
-        self._forget(stored)
-        assert outcome.entry is not None
-        self.entries[outcome.locator] = outcome.entry
+        entry = outcome.entry
+        assert entry is not None
+        tail = outcome.resumed_tail
+        if (
+            tail is not None
+            and stored is not None
+            and stored.get("partition") == entry["partition"]
+        ):
+            self._forget_tail(stored, tail)
+        else:
+            self._forget(stored)
+        if outcome.checkpoint is not None:
+            name = f"checkpoints/{int(entry['source_id']):016x}-{self.generation:06d}.pickle"
+            entry["checkpoint"] = name
+            self.checkpoints.append((outcome.checkpoint, name))
+        self.entries[outcome.locator] = entry
         if outcome.prefix_digests:
             self.live_digests[outcome.locator] = outcome.prefix_digests
 
@@ -493,7 +561,7 @@ class _Sync:
     def _publish(self) -> None:
         parts: dict[str, dict[str, str]] = {k: dict(v) for k, v in self.previous["parts"].items()}
         known = _sessions_of(self.entries)
-        affected = set(self.drop) | self.stage.partitions
+        affected = set(self.drop) | set(self.tail_drop) | self.stage.partitions
         appeared_or_gone = known ^ _sessions_of(self.known)
         if appeared_or_gone:  # items linking to them must be re-resolved
             candidates = {
@@ -507,11 +575,15 @@ class _Sync:
         known_ids = pa.array(sorted(known), pa.int64())
 
         def rewrite(partition: Partition) -> dict[str, str]:
-            drop = pa.array(sorted(self.drop.get(partition, ())), pa.int64())
+            full = self.drop.get(partition, set())
+            tail = self.tail_drop.get(partition, {})
             old = self.previous["parts"].get(partition.key, {})
             new: dict[str, str] = {}
             for table in TABLES:
-                pieces = self.stage.pieces(partition, table, old.get(table), drop)
+                sources = full | (tail.get("sources", set()) if table in RESTATED else set())
+                drop = pa.array(sorted(sources), pa.int64())
+                ids = pa.array(sorted(tail.get(table, ())), pa.int64())
+                pieces = self.stage.pieces(partition, table, old.get(table), drop, ids)
                 links = (lambda rows: resolve_links(rows, known_ids)) if table == "items" else None
                 written = self.stage.write(partition, table, pieces, links)
                 if written is not None:
@@ -526,6 +598,10 @@ class _Sync:
             parts.pop(partition.key, None)
             if new:
                 parts[partition.key] = new
+        if self.checkpoints:
+            (self.dataset / "checkpoints").mkdir(exist_ok=True)
+        for staged, name in self.checkpoints:
+            os.replace(staged, self.dataset / name)
         manifest = new_manifest(self.previous, self.generation, parts, self.entries, self.record)
         fault_point("swap")
         swap_manifest(self.dataset, manifest)

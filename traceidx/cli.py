@@ -206,6 +206,8 @@ def _print_build_summary(s: dict[str, Any]) -> None:
     verb = "published generation" if s["published"] else "unchanged at generation"
     w(f"dataset {s['dataset']}: {verb} {s['generation']}\n")
     actions = ", ".join(f"{n} {a}" for a, n in s["actions"].items()) or "nothing to do"
+    if s.get("resumed"):
+        actions += f" ({s['resumed']} resumed from a checkpoint)"
     w(f"this run: {actions}\n")
     w(
         f"sources seen: {s['indexed']} indexed, {s['skipped']} skipped, {s['failed']} failed; "

@@ -171,16 +171,24 @@ def swap_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
 
 
 def collect_garbage(dataset: Path, manifest: dict[str, Any] | None) -> int:
-    """Remove staging folders and parts neither live nor previous; returns files removed."""
+    """Remove staging folders, parts neither live nor previous and checkpoints no source
+    names; returns files removed."""
     keep: set[str] = set()
     if manifest is not None:
         for key in ("tables", "previous_tables"):
             keep.update(f for files in manifest.get(key, {}).values() for f in files)
+        keep.update(e["checkpoint"] for e in manifest["sources"].values() if "checkpoint" in e)
     removed = 0
     for entry in dataset.glob(f"{STAGING_PREFIX}*"):
         shutil.rmtree(entry, ignore_errors=True)
         removed += 1
     (dataset / f".{MANIFEST}.tmp").unlink(missing_ok=True)
+    checkpoints = dataset / "checkpoints"
+    if checkpoints.is_dir():
+        for path in checkpoints.iterdir():
+            if str(path.relative_to(dataset)) not in keep:
+                path.unlink(missing_ok=True)
+                removed += 1
     for table in TABLES:
         root = dataset / table
         if not root.is_dir():

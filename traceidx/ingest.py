@@ -10,14 +10,18 @@ records the adapter hands over the drafts no later record can change (`Adapter.d
 are projected at once, and once the lines behind the pending rows reach `FLUSH_BYTES` those
 rows (records, loops, items) go to the sink. The result then holds only the rest; its counts
 and digests cover the whole source.
+
+In that mode a long plain source also yields a `traceidx.checkpoint.Checkpoint`, and
+`ingest(..., resume=checkpoint)` continues from one: only the lines after it are read.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 from array import array
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any, Literal
@@ -27,10 +31,12 @@ import msgspec
 from traceidx import ids
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
+from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
 from traceidx.model import ByteRange, Item, Loop, Record, Source
 from traceidx.project import Projection, Projector
-from traceidx.sourceio import StreamStats, logical_chunks
+from traceidx.sourceio import CHUNK_BYTES, StreamStats, logical_chunks
+from traceidx.sync import head_digest, head_fingerprint
 from traceidx.text import DEFAULT_TEXT_LIMIT
 
 State = Literal["indexed", "skipped", "failed"]
@@ -75,6 +81,9 @@ class SourceResult:
     item_count: int = 0
     digest: str | None = None
     prefix_digests: dict[int, str] = field(default_factory=dict)
+    head: str | None = None
+    checkpoint: Checkpoint | None = None
+    resumed: Checkpoint | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,12 +155,75 @@ class _Run:
         self.first_shape = "no lines"
         self.record_ids = array("q")
         self.times = array("q")
+        self.fingerprints = bytearray()
         self.hasher = blake2b(digest_size=16)
         self.projector: Projector | None = None
         self.loops: list[Loop] = []
         self.items: list[Item] = []
         self.pending_bytes = 0
         self.since_drain = 0
+
+    def restore(self, checkpoint: Checkpoint) -> Framer:
+        """Continue from a checkpoint; the framer to feed the lines after it."""
+        result = self.result
+        self.adapter = pickle.loads(checkpoint.adapter)
+        self.undecided = False
+        result.runtime = checkpoint.runtime
+        self.record_ids.frombytes(checkpoint.record_ids)
+        self.times.frombytes(checkpoint.times)
+        self.fingerprints = bytearray(checkpoint.fingerprints)
+        done = 0
+        for count in sorted(c for c in self.prefix_counts if c <= len(self.record_ids)):
+            self.hasher.update(self.fingerprints[32 * done : 32 * count])
+            result.prefix_digests[count] = self.hasher.hexdigest()
+            done = count
+        self.hasher.update(self.fingerprints[32 * done :])
+        if checkpoint.projector is not None:
+            assert self.adapter is not None and self.adapter.session is not None
+            projector = self.start(checkpoint.runtime, self.adapter.session.native_id)
+            projector.restore(checkpoint.projector)
+        for key, value in checkpoint.counters.items():
+            setattr(result, key, value)
+        framer = Framer(self.settings.max_record_bytes, offset=checkpoint.offset)
+        framer.position = len(self.record_ids)
+        return framer
+
+    def snapshot(self, offset: int) -> Checkpoint | None:
+        """The state to resume from after the last complete line (before `finish`)."""
+        result = self.result
+        if (
+            self.sink is None
+            or offset < MIN_BYTES
+            or result.stream.compression != "none"
+            or result.runtime is None
+        ):
+            return None
+        try:
+            adapter = pickle.dumps(self.adapter, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return None
+        where = anchor(result.locator, offset)
+        if where is None:
+            return None
+        counters = {
+            "malformed": result.malformed,
+            "joined": result.joined,
+            "oversized": result.oversized,
+            "warnings": list(result.warnings),
+        }
+        return Checkpoint(
+            version=code_version(),
+            locator=result.locator,
+            runtime=result.runtime,
+            offset=offset,
+            adapter=adapter,
+            record_ids=self.record_ids.tobytes(),
+            times=self.times.tobytes(),
+            fingerprints=bytes(self.fingerprints),
+            projector=self.projector.state() if self.projector is not None else None,
+            counters=counters,
+            anchor=where,
+        )
 
     def time_of(self, position: int) -> int | None:
         if position >= len(self.times):
@@ -260,10 +332,12 @@ class _Run:
         )
         self.record_ids.append(record_id)
         self.times.append(_NO_TIME if facts.occurred_at is None else facts.occurred_at)
-        self.hasher.update(line.fingerprint.encode("ascii"))
+        fingerprint = line.fingerprint.encode("ascii")
+        self.hasher.update(fingerprint)
         if len(self.record_ids) in self.prefix_counts:
             self.result.prefix_digests[len(self.record_ids)] = self.hasher.hexdigest()
         if self.sink is not None:
+            self.fingerprints += fingerprint
             self.pending_bytes += line.end - line.start
             self.since_drain += 1
             if self.since_drain >= DRAIN_EVERY:
@@ -275,12 +349,16 @@ def ingest(
     settings: Settings,
     sink: RowSink | None = None,
     prefix_counts: Collection[int] = (),
+    resume: Checkpoint | None = None,
 ) -> SourceResult:
     """Ingest the file at a canonical locator.
 
     `sink` (optional) receives settled rows while reading (see the module docstring); it sees
     rows of a source that may still end up skipped, which its caller then discards.
     `prefix_counts`: record counts at which the digest of the fingerprints so far is kept.
+    `resume`: a checkpoint of this file (which has only grown since) to continue from; the
+    result then holds the records after it, and the loops and items from the checkpoint's
+    tail on (`SourceResult.resumed`).
     """
     result = SourceResult(locator, "failed")
     try:
@@ -289,7 +367,15 @@ def ingest(
         run = _Run(result, settings, sink, prefix_counts)
         framer = Framer(settings.max_record_bytes)
         with open(locator, "rb") as stream:
-            for chunk in logical_chunks(stream, result.stream):
+            if resume is not None:
+                framer = run.restore(resume)
+                result.resumed = resume
+                result.head = head_fingerprint(locator, result.size)
+                stream.seek(resume.offset)
+                chunks: Iterator[bytes] = iter(lambda: stream.read(CHUNK_BYTES), b"")
+            else:
+                chunks = logical_chunks(stream, result.stream)
+            for chunk in chunks:
                 for line in framer.feed(chunk):
                     run.line(line)
         if run.undecided:
@@ -312,18 +398,29 @@ def ingest(
 
 
 def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResult:
+    if result.head is None:  # the head as read (a file grown since stat is cut back)
+        result.head = head_digest(result.stream.head[: result.size])
     if result.indexed_bytes == 0:
         return _skip(result, "no complete line (empty or unterminated)")
     if run.adapter is None:
         return _skip(result, f"no adapter recognises its structure ({run.first_shape})")
+    checkpoint = run.snapshot(result.indexed_bytes)
     draft = run.adapter.finish()
     result.unknown_types = dict(draft.unknown_types)
     assert result.runtime is not None
     if draft.session is None:
         return _skip(result, f"{result.runtime}: no record states a session identity")
     projector = run.start(result.runtime, draft.session.native_id)
-    loops = run.loops + projector.loops(draft.loops)
-    items = run.items + projector.items(draft.items)
+    tail_loops = projector.loops(draft.loops)
+    tail_items = projector.items(draft.items)
+    if checkpoint is not None:
+        checkpoint.tail = {
+            "loops": [loop.loop_id for loop in tail_loops],
+            "items": [item.item_id for item in tail_items],
+        }
+        result.checkpoint = checkpoint
+    loops = run.loops + tail_loops
+    items = run.items + tail_items
     projection = Projection(projector.session(draft.session), loops, items)
     result.record_count = len(run.record_ids)
     result.loop_count, result.item_count = projector.loop_count, projector.item_count

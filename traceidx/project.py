@@ -105,6 +105,24 @@ class Projector:
         self._calls: dict[str, int] = {}
         self._positions: dict[int, int] = {}
 
+    def state(self) -> dict[str, Any]:
+        """What carries over from one batch to the next (for a checkpoint)."""
+        return {
+            "loop_count": self.loop_count,
+            "item_count": self.item_count,
+            "ordinals": dict(self._ordinals),
+            "calls": dict(self._calls),
+            "positions": dict(self._positions),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Continue after the batches a `state` was taken from."""
+        self.loop_count = state["loop_count"]
+        self.item_count = state["item_count"]
+        self._ordinals = dict(state["ordinals"])
+        self._calls = dict(state["calls"])
+        self._positions = dict(state["positions"])
+
     def rid(self, position: int) -> int:
         """The id of the record at `position` (hashed only if not known already)."""
         if position < len(self.record_ids):

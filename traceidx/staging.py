@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from traceidx.dataset import STAGING_PREFIX, Partition
-from traceidx.encode import check_ids, id_column
+from traceidx.encode import ID_COLUMNS, check_ids, id_column
 from traceidx.schema import dictionary_columns, table_schema
 
 PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd", "write_statistics": True}
@@ -132,9 +132,17 @@ class Stage:
         self._spooled[(partition, table)].append(spooled)
 
     def pieces(
-        self, partition: Partition, table: str, previous: str | None, drop: pa.Array
+        self,
+        partition: Partition,
+        table: str,
+        previous: str | None,
+        drop: pa.Array,
+        drop_ids: pa.Array | None = None,
     ) -> Iterator[pa.Table]:
-        """The partition's rows for the new generation, a bounded piece at a time."""
+        """The partition's rows for the new generation, a bounded piece at a time: the previous
+        part's rows but those of the `drop` sources and those whose id is in `drop_ids`, then
+        the staged rows."""
+        id_name = ID_COLUMNS.get(table)
         schema = table_schema(table)
         if previous is not None:
             old = pq.ParquetFile(self.dataset / previous)
@@ -142,9 +150,14 @@ class Stage:
                 piece = pa.Table.from_batches([batch])
                 if piece.schema != schema:
                     piece = piece.cast(schema)
+                gone = None
                 if len(drop):
-                    keep = pc.invert(pc.is_in(_source_ids(table, piece), value_set=drop))
-                    piece = piece.filter(keep)
+                    gone = pc.is_in(_source_ids(table, piece), value_set=drop)
+                if drop_ids is not None and len(drop_ids) and id_name is not None:
+                    named = pc.is_in(piece.column(id_name), value_set=drop_ids)
+                    gone = named if gone is None else pc.or_(gone, named)
+                if gone is not None:
+                    piece = piece.filter(pc.invert(gone))
                 yield piece
         for spooled in self._spooled.get((partition, table), []):
             yield from spooled.read(self._readers)

@@ -10,7 +10,9 @@ The rules (after the Source/Record change rules of the contract):
   happened: *appended* when the file grew and still starts with the bytes it started with
   (the first 64 KiB, or all of it if shorter, hashed as ``head``); *rewritten* when it
   shrank or its start changed; *retried* when the last build could not read it. An
-  unterminated last line is never a Record: it waits for its newline.
+  unterminated last line is never a Record: it waits for its newline. An *appended* long
+  source with a valid checkpoint is the exception: it resumes where its reading stood and
+  only its unsettled rows are replaced (traceidx.checkpoint); the result is the same.
 * **missing** — a source in the dataset whose file is gone keeps its facts (runtimes delete
   old transcripts; the dataset is the user's history) and is marked ``missing`` until
   ``traceidx prune`` removes it, unless it **moved**: a file that vanished is superseded by a

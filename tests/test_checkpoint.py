@@ -1,0 +1,120 @@
+"""An appended long source resumes from its checkpoint and publishes what a re-read would.
+
+For the largest public file of every runtime, the file is written in three steps (the second
+ending in the middle of a line) and built after each; the builds after the first resume from
+the checkpoint. The dataset must then equal a cold build of the whole file, table by table.
+The checkpoint threshold and the drain cadence are lowered so these small files exercise it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import traceidx.ingest as ingest_module
+from traceidx.build import build
+from traceidx.dataset import read_manifest
+from traceidx.encode import ID_COLUMNS
+from traceidx.model import TABLES
+
+from .conftest import CORPUS
+
+LARGEST = {
+    rt: max((CORPUS / "public" / rt).glob("*.jsonl"), key=lambda p: p.stat().st_size)
+    for rt in ("claude", "codex", "pi", "dsh")
+}
+
+
+@pytest.fixture(autouse=True)
+def _small_checkpoints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRACEIDX_CHECKPOINT_KEY", str(tmp_path / "key"))
+    monkeypatch.setattr(ingest_module, "MIN_BYTES", 0)
+    monkeypatch.setattr(ingest_module, "DRAIN_EVERY", 7)
+    monkeypatch.setattr(ingest_module, "FLUSH_BYTES", 4096)
+
+
+def _tables(dataset: Path) -> dict[str, pa.Table]:
+    manifest = read_manifest(dataset)
+    assert manifest is not None
+    out = {}
+    for table in TABLES:
+        paths = [dataset / p[table] for p in manifest["parts"].values() if table in p]
+        data = pa.concat_tables([pq.read_table(p) for p in paths])
+        out[table] = data.sort_by(ID_COLUMNS.get(table, "session_id"))
+    return out
+
+
+def _checkpoints(dataset: Path) -> list[str]:
+    return sorted(p.name for p in (dataset / "checkpoints").iterdir())
+
+
+@pytest.mark.parametrize("runtime", sorted(LARGEST))
+def test_resumed_appends_equal_a_cold_build(tmp_path: Path, runtime: str) -> None:
+    data = LARGEST[runtime].read_bytes()
+    lines = data.splitlines(keepends=True)
+    first = b"".join(lines[: len(lines) * 2 // 5])
+    middle = len(first) + len(b"".join(lines[len(lines) * 2 // 5 : len(lines) * 3 // 4])) + 9
+    trace = tmp_path / "traces" / LARGEST[runtime].name
+    trace.parent.mkdir()
+    dataset = tmp_path / "dataset"
+
+    trace.write_bytes(first)
+    assert build([trace.parent], dataset, jobs=1).totals()["resumed"] == 0
+    assert len(_checkpoints(dataset)) == 1
+    trace.write_bytes(data[:middle])  # ends inside a line: that line waits
+    report = build([trace.parent], dataset, jobs=1)
+    assert report.exit_code == 0 and report.totals()["resumed"] == 1
+    trace.write_bytes(data)
+    report = build([trace.parent], dataset, jobs=1)
+    assert report.exit_code == 0 and report.totals()["resumed"] == 1
+    assert len(_checkpoints(dataset)) == 1  # the superseded checkpoints are collected
+
+    cold = tmp_path / "cold"
+    build([trace.parent], cold, jobs=1)
+    resumed, expected = _tables(dataset), _tables(cold)
+    for table in TABLES:
+        assert resumed[table].equals(expected[table]), table
+    entry = read_manifest(dataset)["sources"][str(trace.resolve())]  # type: ignore[index]
+    assert entry["records"] == len(lines)
+
+
+def test_an_untrusted_checkpoint_is_never_loaded(tmp_path: Path) -> None:
+    data = LARGEST["claude"].read_bytes()
+    lines = data.splitlines(keepends=True)
+    trace = tmp_path / "traces" / "t.jsonl"
+    trace.parent.mkdir()
+    dataset = tmp_path / "dataset"
+    trace.write_bytes(b"".join(lines[: len(lines) // 2]))
+    build([trace.parent], dataset, jobs=1)
+    (tmp_path / "key").write_bytes(b"another user's key, 32 bytes ok")  # not its signer
+    trace.write_bytes(data)
+    report = build([trace.parent], dataset, jobs=1)
+    assert report.exit_code == 0 and report.totals()["resumed"] == 0  # re-read instead
+    cold = tmp_path / "cold"
+    build([trace.parent], cold, jobs=1)
+    assert _tables(dataset)["items"].equals(_tables(cold)["items"])
+
+
+def test_a_source_rewritten_behind_its_checkpoint_is_re_read(tmp_path: Path) -> None:
+    data = LARGEST["codex"].read_bytes()
+    lines = data.splitlines(keepends=True)
+    half = b"".join(lines[: len(lines) // 2])
+    trace = tmp_path / "traces" / "t.jsonl"
+    trace.parent.mkdir()
+    dataset = tmp_path / "dataset"
+    trace.write_bytes(half)
+    build([trace.parent], dataset, jobs=1)
+    # same first bytes, grown, but the last line before the checkpoint changed
+    last = lines[len(lines) // 2 - 1]
+    edited = half[: -len(last)] + last.replace(b'"', b'"', 1)[:-2] + b" \n"
+    assert len(edited) == len(half) and edited != half
+    trace.write_bytes(edited + b"".join(lines[len(lines) // 2 :]))
+    report = build([trace.parent], dataset, jobs=1)
+    assert report.exit_code == 0 and report.totals()["resumed"] == 0
+    cold = tmp_path / "cold"
+    build([trace.parent], cold, jobs=1)
+    for table in TABLES:
+        assert _tables(dataset)[table].equals(_tables(cold)[table]), table
