@@ -32,7 +32,7 @@ PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd", "write_statistics":
 #: a row group of a written part holds about this many bytes of Arrow data
 ROW_GROUP_BYTES = 64 << 20
 #: rows read at a time from a previous part
-READ_ROWS = 64 * 1024
+READ_ROWS = 8 * 1024
 
 
 @dataclass(frozen=True, slots=True)
