@@ -22,7 +22,8 @@ one run on this machine:
   commands: daily usage by model, slowest tool calls, top shell programs;
 * ``ccusage`` (``--ccusage``, real-shaped corpus only): ``npx ccusage@20.0.24 claude daily
   --offline --json`` over the same files, for comparison with a popular usage reporter;
-* ``single`` (``--single-mb N``): one source of N MB, cold build then one appended line.
+* ``single`` (``--single-mb N``): one source of N MB (the largest generated file, repeated),
+  cold build then one appended line (resumed from the source's checkpoint).
 
 Results print as a table and are saved as JSON (``--out``).
 """
@@ -231,11 +232,15 @@ def single(root: Path, megabytes: float, jobs: int) -> dict[str, Any]:
         append_lines([big], 1)
         append = run_build(big.parent, dataset, jobs)
     return {
+        "source": source.name,
         "mb": round(big.stat().st_size / 1e6, 1),
         "cold_s": round(cold["seconds"], 3),
+        "cold_mb_per_s": rate(big.stat().st_size / 1e6, cold["seconds"]),
         "peak_main_mib": round(cold["peak_main_kib"] / 1024),
         "peak_worker_mib": round(cold["peak_worker_kib"] / 1024),
         "append_one_s": round(append["seconds"], 3),
+        "append_one_resumed": append["totals"]["resumed"],
+        "append_one_peak_main_mib": round(append["peak_main_kib"] / 1024),
     }
 
 

@@ -1,8 +1,17 @@
-"""Helpers the corpus tests share: query rows as dicts, and an item's text."""
+"""Helpers the corpus tests share: query rows as dicts, an item's text, a file's decoded lines."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import msgspec
+
+from traceidx.frame import frame_bytes
+from traceidx.ingest import split_joined
+from traceidx.sourceio import StreamStats, logical_chunks
+
+_DECODER = msgspec.json.Decoder()
 
 #: value shapes whose `text` member is the item's text, in the order they are looked up
 TEXT_SHAPES = (
@@ -30,3 +39,24 @@ def text_of(semantic: dict[str, Any], shapes: tuple[str, ...] = TEXT_SHAPES) -> 
         if value and value.get("text"):
             return str(value["text"]["value"])
     return None
+
+
+def decoded_records(path: Path) -> list[tuple[int, list[Any]]]:
+    """(position, decoded values) of every parsable line of a trace file, as ingest feeds an
+    adapter (a joined line gives its values; a malformed one none; oversized lines none)."""
+    with open(path, "rb") as handle:
+        data = b"".join(logical_chunks(handle, StreamStats()))
+    out: list[tuple[int, list[Any]]] = []
+    for line in frame_bytes(data):
+        if line.data is None:
+            continue
+        try:
+            out.append((line.position, [_DECODER.decode(line.data)]))
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            out.append((line.position, split_joined(line.data) or []))
+    return out
+
+
+def largest(folder: Path) -> Path:
+    """The largest trace file directly in `folder`."""
+    return max((p for p in folder.glob("*.jsonl*") if p.is_file()), key=lambda p: p.stat().st_size)

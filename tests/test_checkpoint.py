@@ -21,11 +21,9 @@ from traceidx.encode import ID_COLUMNS
 from traceidx.model import TABLES
 
 from .conftest import CORPUS
+from .facts import largest
 
-LARGEST = {
-    rt: max((CORPUS / "public" / rt).glob("*.jsonl"), key=lambda p: p.stat().st_size)
-    for rt in ("claude", "codex", "pi", "dsh")
-}
+LARGEST = {rt: largest(CORPUS / "public" / rt) for rt in ("claude", "codex", "pi", "dsh")}
 
 
 @pytest.fixture(autouse=True)

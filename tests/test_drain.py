@@ -9,36 +9,18 @@ drained draft that changed afterwards, or a prefix broken, fails here.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
+from tests.conftest import CORPUS
+from tests.facts import decoded_records
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop
-from traceidx.frame import frame_bytes
-from traceidx.ingest import split_joined
-from traceidx.sourceio import StreamStats, logical_chunks
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("TRACEIDX_CORPUS") or ROOT.parent / "shared" / "corpus")
-_DECODER = msgspec.json.Decoder()
-
-
-def _values(path: Path) -> list[tuple[int, list[Any]]]:
-    with open(path, "rb") as handle:
-        data = b"".join(logical_chunks(handle, StreamStats()))
-    out: list[tuple[int, list[Any]]] = []
-    for line in frame_bytes(data):
-        if line.data is None:
-            continue
-        try:
-            out.append((line.position, [_DECODER.decode(line.data)]))
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            out.append((line.position, split_joined(line.data) or []))
-    return out
 
 
 def _files() -> list[tuple[str, Path]]:
@@ -48,7 +30,7 @@ def _files() -> list[tuple[str, Path]]:
     suffixes = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
     for root in roots:
         for path in sorted(p for p in root.rglob("*") if p.name.endswith(suffixes)):
-            head = [v for _, values in _values(path)[:32] for v in values]
+            head = [v for _, values in decoded_records(path)[:32] for v in values]
             cls = detect(head)
             if cls is not None:
                 found.append((cls.runtime, path))
@@ -92,7 +74,7 @@ def _run(cls: type[Adapter], values: list[tuple[int, list[Any]]], drain: bool) -
     ids=[f"{rt}-{p.parent.name}-{p.name[:60]}" for rt, p in FILES],
 )
 def test_drain_changes_nothing(runtime: str, path: Path) -> None:
-    values = _values(path)
+    values = decoded_records(path)
     head = [v for _, vs in values[:32] for v in vs]
     cls = detect(head)
     assert cls is not None and cls.runtime == runtime

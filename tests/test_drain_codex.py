@@ -7,48 +7,16 @@ one record at a time and drained after each, the adapter hands over at least 80%
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any
-
-import msgspec
-import pytest
-
+from tests.conftest import CORPUS
+from tests.facts import decoded_records, largest
 from traceidx.adapters import detect
 from traceidx.adapters.codex import CodexAdapter
-from traceidx.frame import frame_bytes
-from traceidx.ingest import split_joined
-from traceidx.sourceio import StreamStats, logical_chunks
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("TRACEIDX_CORPUS") or ROOT.parent / "shared" / "corpus")
 PUBLIC = CORPUS / "public" / "codex"
 
 
-def _records(path: Path) -> list[tuple[int, list[Any]]]:
-    decoder = msgspec.json.Decoder()
-    with open(path, "rb") as handle:
-        data = b"".join(logical_chunks(handle, StreamStats()))
-    out: list[tuple[int, list[Any]]] = []
-    for line in frame_bytes(data):
-        if line.data is None:
-            continue
-        try:
-            out.append((line.position, [decoder.decode(line.data)]))
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            out.append((line.position, split_joined(line.data) or []))
-    return out
-
-
-def _largest() -> Path:
-    files = [p for p in PUBLIC.glob("*.jsonl*") if p.is_file()] if PUBLIC.is_dir() else []
-    if not files:
-        pytest.skip(f"no public Codex corpus under {PUBLIC}")
-    return max(files, key=lambda p: p.stat().st_size)
-
-
 def test_largest_public_rollout_drains_most_items_before_finish() -> None:
-    records = _records(_largest())
+    records = decoded_records(largest(PUBLIC))
     assert detect([o for _, objs in records[:32] for o in objs]) is CodexAdapter
     adapter = CodexAdapter()
     drained_items = drained_loops = peak_held = 0

@@ -7,50 +7,15 @@ every item before `finish`. Small chains show what is held back and when it is r
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any
-
-import msgspec
-import pytest
-
+from tests.conftest import CORPUS
+from tests.facts import decoded_records, largest
 from tests.test_pi_adapter import Chain
 from traceidx.adapters.base import DraftItem
 from traceidx.adapters.pi import PiAdapter
-from traceidx.frame import frame_bytes
-from traceidx.ingest import split_joined
-from traceidx.sourceio import StreamStats, logical_chunks
-
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("TRACEIDX_CORPUS") or ROOT.parent / "shared" / "corpus")
-_DECODER = msgspec.json.Decoder()
-
-
-def _records(path: Path) -> list[tuple[int, list[Any]]]:
-    """(position, decoded values) of every framed line, as ingest feeds them."""
-    with open(path, "rb") as handle:
-        data = b"".join(logical_chunks(handle, StreamStats()))
-    out: list[tuple[int, list[Any]]] = []
-    for line in frame_bytes(data):
-        if line.data is None:
-            continue
-        try:
-            out.append((line.position, [_DECODER.decode(line.data)]))
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            out.append((line.position, split_joined(line.data) or []))
-    return out
-
-
-def _largest_public_pi_file() -> Path:
-    folder = CORPUS / "public" / "pi"
-    files = [p for p in folder.glob("*.jsonl*") if p.is_file()] if folder.is_dir() else []
-    if not files:
-        pytest.skip(f"no public Pi corpus at {folder}")
-    return max(files, key=lambda p: p.stat().st_size)
 
 
 def test_draining_the_largest_public_file_returns_most_items_before_finish() -> None:
-    records = _records(_largest_public_pi_file())
+    records = decoded_records(largest(CORPUS / "public" / "pi"))
     adapter = PiAdapter()
     drained_items = drained_loops = 0
     most_kept = 0
