@@ -116,3 +116,19 @@ def test_a_source_rewritten_behind_its_checkpoint_is_re_read(tmp_path: Path) -> 
     build([trace.parent], cold, jobs=1)
     for table in TABLES:
         assert _tables(dataset)[table].equals(_tables(cold)[table]), table
+
+
+def test_pruning_a_source_collects_its_checkpoint(tmp_path: Path) -> None:
+    from traceidx.build import prune
+
+    trace = tmp_path / "traces" / "t.jsonl"
+    trace.parent.mkdir()
+    trace.write_bytes(LARGEST["pi"].read_bytes())
+    dataset = tmp_path / "dataset"
+    build([trace.parent], dataset, jobs=1)
+    assert len(_checkpoints(dataset)) == 1
+    trace.unlink()
+    build([trace.parent], dataset, jobs=1)  # missing: facts and checkpoint are kept
+    assert len(_checkpoints(dataset)) == 1
+    assert prune(dataset).removed == [str(trace.resolve())]
+    assert _checkpoints(dataset) == []
