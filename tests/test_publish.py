@@ -123,14 +123,14 @@ def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None
     rows = source_rows(ingest(str(trace), Settings()))
     assert rows is not None
     tables = encode_rows(rows[1])
-    guard = IdGuard()
-    guard.check(tables)
-    guard.finish()
-    guard.check(tables)  # the same ids again, as if another file had them
-    with pytest.raises(IdCollision):
-        guard.finish()
     column = id_column("items", tables["items"])
     assert column is not None
+    guard = IdGuard()
+    guard.take("items", column)
+    guard.finish()
+    guard.take("items", column)  # the same ids again, as if another file had them
+    with pytest.raises(IdCollision):
+        guard.finish()
     check_ids("items", [column])
     with pytest.raises(IdCollision):
         check_ids("items", [column, column])  # two pieces of one part

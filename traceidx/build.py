@@ -48,7 +48,7 @@ from traceidx.dataset import (
 )
 from traceidx.discover import default_roots, discover
 from traceidx.encode import IdGuard, encode_rows, source_rows
-from traceidx.ingest import Settings, SourceResult, ingest
+from traceidx.ingest import Settings, ingest
 from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
@@ -109,28 +109,30 @@ def process(
     files: list[tuple[str, Spooled]] = []
 
     def spill(rows: dict[str, list[Any]]) -> None:
-        assert folder is not None
+        assert spool_folder is not None
         for table, data in encode_rows(rows).items():
             if data.num_rows:
-                path = folder / f"source-{uuid.uuid4().hex}-{table}.arrow"
+                path = spool_folder / f"source-{uuid.uuid4().hex}-{table}.arrow"
                 files.extend((table, rows) for _, rows in spool(path, table, [("", data)]))
 
-    folder = spool_folder
-    counts = {count for counts in (missing or {}).values() for count in counts}
-    resume = None
-    if checkpoint is not None and folder is not None:
-        resume = load_checkpoint(Path(checkpoint), locator, code_version())
-    sink = spill if folder is not None else None
-    result = ingest(locator, settings, sink, counts, resume)
-    if resume is not None and _partition_of(result) != resume.partition:
-        for _, spooled in files:  # cannot happen unless an adapter changed its mind: re-read
-            Path(spooled.path).unlink(missing_ok=True)
-        files = []
-        result = ingest(locator, settings, sink, counts)
-    if result.state != "indexed":
+    def discard() -> None:
         for _, spooled in files:
             Path(spooled.path).unlink(missing_ok=True)
-        files = []
+        files.clear()
+
+    counts = {count for counts in (missing or {}).values() for count in counts}
+    resume = None
+    if checkpoint is not None and spool_folder is not None:
+        resume = load_checkpoint(Path(checkpoint), locator, code_version())
+    sink = spill if spool_folder is not None else None
+    result = ingest(locator, settings, sink, counts, resume)
+    encoded = source_rows(result)
+    if resume is not None and (encoded is None or encoded[0].key != resume.partition):
+        discard()  # cannot happen unless an adapter changed its mind: re-read it all
+        result = ingest(locator, settings, sink, counts)
+        encoded = source_rows(result)
+    if result.state != "indexed":
+        discard()
     outcome = SourceOutcome(
         locator,
         action,
@@ -165,7 +167,6 @@ def process(
             entry[key] = value
     if result.state != "failed" and result.head is not None:
         entry["head"] = result.head
-    encoded = source_rows(result)
     if encoded is not None and result.projection is not None:
         outcome.partition, outcome.rows = encoded
         outcome.files = files
@@ -184,18 +185,13 @@ def process(
                 outcome.prefix_digests[count] = result.prefix_digests[count]
         if result.resumed is not None:
             outcome.resumed_tail = result.resumed.tail
-        if result.checkpoint is not None and folder is not None:
+        if result.checkpoint is not None and spool_folder is not None:
             result.checkpoint.partition = outcome.partition.key
-            path = folder / f"checkpoint-{uuid.uuid4().hex}.pickle"
+            path = spool_folder / f"checkpoint-{uuid.uuid4().hex}.pickle"
             if result.checkpoint.write(path):
                 outcome.checkpoint = str(path)
     outcome.entry = entry
     return outcome
-
-
-def _partition_of(result: SourceResult) -> str | None:
-    encoded = source_rows(result)
-    return encoded[0].key if encoded is not None else None
 
 
 @dataclass(slots=True)
@@ -487,7 +483,7 @@ class _Sync:
         folder = self.stage.folder
         for batch in _run(decisions, self.settings, self.jobs, missing, folder, checkpoints):
             for key, table, spooled in batch.spooled:
-                guard.check_spooled(table, spooled)
+                guard.take(table, spooled.ids)
                 self.stage.add(Partition.from_key(key), table, spooled)
             for outcome in batch.outcomes:
                 done += 1

@@ -62,23 +62,11 @@ class IdGuard:
     def __init__(self) -> None:
         self._ids: dict[str, list[pa.ChunkedArray]] = defaultdict(list)
 
-    def check(self, tables: dict[str, pa.Table]) -> None:
-        """Take the ids of a batch of new rows (refusing duplicates within it at once)."""
-        for table in ID_COLUMNS:
-            data = tables.get(table)
-            if data is None or data.num_rows == 0:
-                continue
-            # copied: the column may share its buffer with the whole batch it came in
-            values = id_column(table, data)
-            assert values is not None
-            check_ids(table, [values])
-            self._ids[table].append(values)
-
-    def check_spooled(self, table: str, spooled: Any) -> None:
-        """Take the ids of spooled rows (a `traceidx.staging.Spooled`)."""
-        if spooled.ids is not None:
-            check_ids(table, [spooled.ids])
-            self._ids[table].append(spooled.ids)
+    def take(self, table: str, ids: pa.ChunkedArray | None) -> None:
+        """Take the ids of a run of new rows (refusing duplicates within it at once)."""
+        if ids is not None:
+            check_ids(table, [ids])
+            self._ids[table].append(ids)
 
     def finish(self) -> None:
         """Refuse duplicates across every batch of the build."""

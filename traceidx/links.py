@@ -25,9 +25,9 @@ LINK_MEMBERS = {
 }
 
 
-def _published_links(items: pa.Table) -> pa.Array:
-    semantic = items.column("semantic").combine_chunks()
-    out: pa.Array | None = None
+def _published_links(items: pa.Table) -> pa.ChunkedArray:
+    semantic = items.column("semantic")  # chunk by chunk: combining would copy every text
+    out: pa.ChunkedArray | None = None
     for child, member in LINK_MEMBERS.items():
         values = pc.struct_field(pc.struct_field(semantic, child), member)
         out = values if out is None else pc.coalesce(out, values)

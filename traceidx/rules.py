@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from traceidx.model import Usage
 
@@ -99,3 +100,22 @@ def exit_code_from_header(text: str, pattern: re.Pattern[str]) -> int | None:
     """
     match = pattern.match(text)
     return int(match.group(1)) if match else None
+
+
+def message_text(content: Any) -> tuple[str, bool]:
+    """(non-empty ``text`` blocks joined by newlines, has ``image`` blocks) of a message's
+    content in the Anthropic shape Claude Code and Pi both write (or a plain string)."""
+    if isinstance(content, str):
+        return content, False
+    texts: list[str] = []
+    images = False
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
+                texts.append(block["text"])
+            elif kind == "image":
+                images = True
+    return "\n".join(texts), images

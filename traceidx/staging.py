@@ -45,14 +45,8 @@ class Spooled:
     count: int
     ids: pa.ChunkedArray | None = None
 
-    def read(self, readers: _Readers | None = None) -> Iterator[pa.Table]:
+    def read(self, readers: _Readers) -> Iterator[pa.Table]:
         """The rows, one record batch at a time (read, not mapped: memory stays bounded)."""
-        if readers is None:
-            with pa.OSFile(self.path, "rb") as source:
-                reader = pa.ipc.open_file(source)
-                for i in range(self.first, self.first + self.count):
-                    yield pa.Table.from_batches([reader.get_batch(i)])
-            return
         for i in range(self.first, self.first + self.count):
             yield pa.Table.from_batches([readers.batch(self.path, i)])
 

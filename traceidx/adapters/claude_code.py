@@ -69,7 +69,7 @@ from traceidx.adapters.base import (
     DraftSession,
     RecordFacts,
 )
-from traceidx.rules import UsageSample, exit_code_from_header, usage_sample
+from traceidx.rules import UsageSample, exit_code_from_header, message_text, usage_sample
 from traceidx.timestamps import rfc3339_ms
 
 _EXIT_CODE = re.compile(r"Exit code (-?\d+)(?:\n|$)")
@@ -169,23 +169,10 @@ _NOTIFICATION_TAGS = ("task-id", "tool-use-id", "status", "result", "summary")
 
 def _text_blocks(content: Any) -> tuple[str, bool, list[dict[str, Any]]]:
     """(joined non-empty text, has images, tool_result blocks) of a message content."""
-    if isinstance(content, str):
-        return content, False, []
-    texts: list[str] = []
-    images = False
-    results: list[dict[str, Any]] = []
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
-                texts.append(block["text"])
-            elif kind == "image":
-                images = True
-            elif kind == "tool_result":
-                results.append(block)
-    return "\n".join(texts), images, results
+    text, images = message_text(content)
+    blocks = content if isinstance(content, list) else []
+    results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return text, images, results
 
 
 def _result_text(block: dict[str, Any]) -> tuple[str | None, bool]:

@@ -123,7 +123,7 @@ from traceidx.adapters.base import (
     DraftSession,
     RecordFacts,
 )
-from traceidx.rules import exit_code_from_header, usage_sample
+from traceidx.rules import exit_code_from_header, message_text, usage_sample
 from traceidx.timestamps import rfc3339_ms
 
 _SHELL_TOOLS = frozenset({"bash"})
@@ -151,24 +151,6 @@ def _is_header(obj: dict[str, Any]) -> bool:
     if "type" in obj:
         return bool(obj["type"] == "session")
     return isinstance(obj.get("cwd"), str) and rfc3339_ms(obj.get("timestamp")) is not None
-
-
-def _content(content: Any) -> tuple[str, bool]:
-    """(text blocks joined by newlines, has images) of a message content."""
-    if isinstance(content, str):
-        return content, False
-    texts: list[str] = []
-    images = False
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
-                texts.append(block["text"])
-            elif kind == "image":
-                images = True
-    return "\n".join(texts), images
 
 
 def parent_native_id(path: object) -> str | None:
@@ -420,7 +402,7 @@ class PiAdapter(Adapter):
     # -- messages --------------------------------------------------------------------------------
 
     def _user(self, message: dict[str, Any]) -> None:
-        text, images = _content(message.get("content"))
+        text, images = message_text(message.get("content"))
         loop = self.loop
         steering = loop is not None and self.phase == _MODEL
         if not steering:
@@ -537,7 +519,7 @@ class PiAdapter(Adapter):
         loop = self.call_loops.get(ref) if ref is not None else None
         if loop is None:
             loop = self._running()
-        text, _ = _content(message.get("content"))
+        text, _ = message_text(message.get("content"))
         value: dict[str, Any] = {"text": text or None}
         if isinstance(message.get("isError"), bool):
             value["failed"] = message["isError"]
@@ -574,7 +556,7 @@ class PiAdapter(Adapter):
         self.emit("tool.output", "structural", result, None)
 
     def _custom(self, obj: dict[str, Any]) -> None:
-        text, images = _content(obj.get("content"))
+        text, images = message_text(obj.get("content"))
         value = {"text": text or None, "has_images": images}
         item = self._runtime_item("runtime.context", value)
         if self.phase in (_IDLE, _STOPPED):
