@@ -272,7 +272,7 @@ def test_parent_session_path_to_native_id() -> None:
 def test_joined_records_project_both_values(name: str, line: int, expected: list[str]) -> None:
     result = ingest(str(corpus_path("public", "pi", name)), Settings())
     assert result.state == "indexed" and result.joined == 1
-    (record,) = [r for r in result.records if r.parse_status == "joined"]
+    (record,) = [r for r in result.records.objects() if r.parse_status == "joined"]
     assert record.source_position == line
     assert record.native_type == "message/assistant+" + (
         "message/user" if "session" in name else "compaction"

@@ -47,7 +47,7 @@ from traceidx.dataset import (
     swap_manifest,
 )
 from traceidx.discover import default_roots, discover
-from traceidx.encode import IdGuard, encode_rows, source_rows
+from traceidx.encode import IdGuard, encode_rows, row_count, source_rows
 from traceidx.ingest import Settings, ingest
 from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
@@ -234,7 +234,7 @@ def process_batch(
         data = encode_rows({table: objs})[table]
         at = 0
         for key in keys:
-            count = len(pieces[key].get(table, []))
+            count = row_count(table, pieces[key].get(table, []))
             if count:
                 runs.setdefault(table, []).append((key, data.slice(at, count)))
                 at += count

@@ -20,7 +20,6 @@ A build holds an exclusive lock on ``<dataset>/.lock`` for its whole run.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -29,6 +28,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from traceidx.model import TABLES
 
@@ -76,10 +77,10 @@ def read_manifest(dataset: Path) -> dict[str, Any] | None:
     """The current manifest, or None when the dataset has never been published."""
     path = dataset / MANIFEST
     try:
-        data = json.loads(path.read_bytes())
+        data = msgspec.json.decode(path.read_bytes())
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, msgspec.DecodeError) as exc:
         raise DatasetError(f"{path}: unreadable manifest ({exc})") from exc
     if data.get("format_version") != FORMAT_VERSION:
         raise DatasetError(
@@ -158,8 +159,8 @@ def new_manifest(
 def swap_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
     """Make `manifest` current with one atomic rename (after fsync of the file)."""
     tmp = dataset / f".{MANIFEST}.tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
-        json.dump(manifest, out, indent=1, sort_keys=True, ensure_ascii=False)
+    with open(tmp, "wb") as out:
+        out.write(msgspec.json.format(msgspec.json.encode(manifest, order="sorted"), indent=1))
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, dataset / MANIFEST)

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from traceidx.dataset import Partition, partition_of
 from traceidx.ingest import SourceResult
+from traceidx.records import RecordColumns, records_table
 from traceidx.schema import to_table
 
 
@@ -38,7 +39,7 @@ def source_rows(result: SourceResult) -> tuple[Partition, dict[str, list[Any]]] 
     partition = partition_of(session.runtime, session.created_at, session.session_id)
     return partition, {
         "sources": [result.source],
-        "records": result.records,
+        "records": [result.records],
         "sessions": [session],
         "loops": result.projection.loops,
         "items": result.projection.items,
@@ -46,8 +47,18 @@ def source_rows(result: SourceResult) -> tuple[Partition, dict[str, list[Any]]] 
 
 
 def encode_rows(rows: dict[str, list[Any]]) -> dict[str, pa.Table]:
-    """Arrow tables of domain objects by table."""
-    return {table: to_table(table, objs) for table, objs in rows.items()}
+    """Arrow tables of rows by table: domain objects, or `RecordColumns` runs for records."""
+    return {
+        table: records_table(objs) if table == "records" else to_table(table, objs)
+        for table, objs in rows.items()
+    }
+
+
+def row_count(table: str, objs: list[Any]) -> int:
+    """How many rows a table's entry of `encode_rows` input holds."""
+    if table == "records":
+        return sum(len(run) for run in objs if isinstance(run, RecordColumns))
+    return len(objs)
 
 
 class IdGuard:

@@ -14,8 +14,9 @@ Rules (the Source/Record contract):
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from hashlib import blake2b
+
+import msgspec
 
 FINGERPRINT_ALGORITHM = "blake2b-128"
 DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
@@ -26,8 +27,7 @@ def fingerprint(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class FramedLine:
+class FramedLine(msgspec.Struct, frozen=True, gc=False):
     """One complete line: position, byte range and fingerprint; `data` unless oversized."""
 
     position: int

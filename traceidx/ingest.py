@@ -33,8 +33,9 @@ from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
 from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
-from traceidx.model import ByteRange, Item, Loop, Record, Source
+from traceidx.model import Item, Loop, Source
 from traceidx.project import Projection, Projector
+from traceidx.records import NO_TIME, RecordColumns
 from traceidx.sourceio import CHUNK_BYTES, StreamStats, logical_chunks
 from traceidx.sync import head_digest, head_fingerprint
 from traceidx.text import DEFAULT_TEXT_LIMIT
@@ -48,7 +49,6 @@ MAX_LINE_WARNINGS = 5
 DRAIN_EVERY = 512
 #: ...and pending rows are handed over once the lines behind them reach this many bytes
 FLUSH_BYTES = 32 << 20
-_NO_TIME = -(1 << 63)
 
 #: receives rows of a source as they settle: domain objects by table
 RowSink = Callable[[dict[str, list[Any]]], None]
@@ -74,7 +74,7 @@ class SourceResult:
     oversized: int = 0
     unknown_types: dict[str, int] = field(default_factory=dict)
     source: Source | None = None
-    records: list[Record] = field(default_factory=list)
+    records: RecordColumns = field(default_factory=lambda: RecordColumns(0))
     projection: Projection | None = None
     record_count: int = 0
     loop_count: int = 0
@@ -149,6 +149,7 @@ class _Run:
         self.sink = sink
         self.prefix_counts = prefix_counts
         self.source_id = ids.source_id(result.locator)
+        result.records = RecordColumns(self.source_id)
         self.adapter: Adapter | None = None
         self.head: list[tuple[FramedLine, Any, str]] = []
         self.undecided = True
@@ -186,6 +187,7 @@ class _Run:
             setattr(result, key, value)
         framer = Framer(self.settings.max_record_bytes, offset=checkpoint.offset)
         framer.position = len(self.record_ids)
+        result.records = RecordColumns(self.source_id, framer.position)
         return framer
 
     def snapshot(self, offset: int) -> Checkpoint | None:
@@ -229,7 +231,7 @@ class _Run:
         if position >= len(self.times):
             return None
         value = self.times[position]
-        return None if value == _NO_TIME else value
+        return None if value == NO_TIME else value
 
     def start(self, runtime: str, native_id: str) -> Projector:
         """The source's projector, bound to its Session."""
@@ -257,8 +259,9 @@ class _Run:
             self.loops += projector.loops(loops)
             self.items += projector.items(items)
         if self.pending_bytes >= FLUSH_BYTES:
-            self.sink({"records": self.result.records, "loops": self.loops, "items": self.items})
-            self.result.records, self.loops, self.items = [], [], []
+            records = self.result.records
+            self.sink({"records": [records], "loops": self.loops, "items": self.items})
+            self.result.records, self.loops, self.items = records.rest(), [], []
             self.pending_bytes = 0
 
     def line(self, line: FramedLine) -> None:
@@ -318,23 +321,15 @@ class _Run:
         if self.adapter is None:
             return
         record_id = ids.record_id(self.source_id, line.position)
+        fingerprint = line.fingerprint.encode("ascii")
+        occurred_at = facts.occurred_at
         self.result.records.append(
-            Record(
-                record_id=record_id,
-                source_id=self.source_id,
-                source_position=line.position,
-                content_range=ByteRange(line.start, line.end),
-                fingerprint=line.fingerprint,
-                parse_status=status,  # type: ignore[arg-type]
-                occurred_at=facts.occurred_at,
-                native_type=facts.native_type,
-            )
+            record_id, line.start, line.end, fingerprint, status, occurred_at, facts.native_type
         )
         self.record_ids.append(record_id)
-        self.times.append(_NO_TIME if facts.occurred_at is None else facts.occurred_at)
-        fingerprint = line.fingerprint.encode("ascii")
+        self.times.append(NO_TIME if occurred_at is None else occurred_at)
         self.hasher.update(fingerprint)
-        if len(self.record_ids) in self.prefix_counts:
+        if self.prefix_counts and len(self.record_ids) in self.prefix_counts:
             self.result.prefix_digests[len(self.record_ids)] = self.hasher.hexdigest()
         if self.sink is not None:
             self.fingerprints += fingerprint
@@ -381,11 +376,12 @@ def ingest(
         if run.undecided:
             run.decide()
     except FileNotFoundError:
-        result.reason, result.vanished, result.records = "vanished during the build", True, []
+        result.reason, result.vanished = "vanished during the build", True
+        result.records = RecordColumns(0)
         return result
     except OSError as exc:
         result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
-        result.records = []
+        result.records = RecordColumns(0)
         return result
     result.tail_bytes = framer.tail_bytes
     result.indexed_bytes = framer.offset
@@ -437,5 +433,6 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
 
 
 def _skip(result: SourceResult, reason: str) -> SourceResult:
-    result.state, result.reason, result.records, result.projection = "skipped", reason, [], None
+    result.state, result.reason, result.projection = "skipped", reason, None
+    result.records = RecordColumns(0)
     return result

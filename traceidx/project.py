@@ -31,7 +31,6 @@ from traceidx.model import (
     Session,
     SessionRef,
     ShellFragment,
-    role_of,
 )
 from traceidx.rules import sum_usage
 from traceidx.shell import parse_shell
@@ -187,37 +186,51 @@ class Projector:
 
     def items(self, drafts: list[DraftItem]) -> list[Item]:
         """Item rows of the next items of the source, in emission order."""
-        assert self.session_id is not None
+        session_id = self.session_id
+        assert session_id is not None
         source_id = self.source_id
+        ordinals, calls, positions = self._ordinals, self._calls, self._positions
         item_ids: list[int] = []
         for draft in drafts:  # every call of the batch first: an output may precede its call
-            first = min(draft.records)
-            ordinal = self._ordinals.get(first, 0)
-            self._ordinals[first] = ordinal + 1
+            records = draft.records
+            first = records[0] if len(records) == 1 else min(records)
+            ordinal = ordinals.get(first, 0)
+            ordinals[first] = ordinal + 1
             item_id = ids.item_id(source_id, first, ordinal)
             item_ids.append(item_id)
             if draft.call_id is not None:
-                self._calls[draft.call_id] = item_id
+                calls[draft.call_id] = item_id
         rid = self.rid
         items: list[Item] = []
+        loop_start, loop_id = -1, 0  # items of a loop come together: its id is kept
         for draft, item_id in zip(drafts, item_ids, strict=True):
-            loop_id = ids.loop_id(source_id, draft.loop.start) if draft.loop is not None else None
             loop_position = None
-            if loop_id is not None:
-                loop_position = self._positions.get(loop_id, 0)
-                self._positions[loop_id] = loop_position + 1
-            semantic = _semantic(draft, self._calls, self.runtime, self.text_limit)
+            if draft.loop is None:
+                item_loop = None
+            else:
+                if draft.loop.start != loop_start:
+                    loop_start = draft.loop.start
+                    loop_id = ids.loop_id(source_id, loop_start)
+                item_loop = loop_id
+                loop_position = positions.get(loop_id, 0)
+                positions[loop_id] = loop_position + 1
+            records = draft.records
+            if len(records) == 1:
+                record_ids: tuple[int, ...] = (rid(records[0]),)
+            else:
+                record_ids = tuple(rid(p) for p in sorted(set(records)))
+            semantic, linked = _semantic(draft, calls, self.runtime, self.text_limit)
             items.append(
                 Item(
                     item_id=item_id,
-                    session_id=self.session_id,
+                    session_id=session_id,
                     source_id=source_id,
-                    record_ids=tuple(rid(p) for p in sorted(set(draft.records))),
+                    record_ids=record_ids,
                     semantic=semantic,
-                    loop_id=loop_id,
+                    loop_id=item_loop,
                     loop_position=loop_position,
                     occurred_at=draft.occurred_at,
-                    linked_session_id=_linked(semantic),
+                    linked_session_id=linked,
                 )
             )
         self.item_count += len(items)
@@ -230,13 +243,10 @@ def _parse_shell(command: str, limit: int) -> tuple[ShellFragment, ...]:
     return parse_shell(command, text_limit=limit)
 
 
-def _linked(semantic: Semantic) -> int | None:
-    member = _SESSION_REF_MEMBER.get(role_of(type(semantic)))
-    value = getattr(semantic.value, member) if member else None
-    return value if isinstance(value, int) else None
-
-
-def _semantic(draft: DraftItem, calls: dict[str, int], runtime: str, limit: int) -> Semantic:
+def _semantic(
+    draft: DraftItem, calls: dict[str, int], runtime: str, limit: int
+) -> tuple[Semantic, int | None]:
+    """The item's Semantic, and the id of the Session it links to (if its role links one)."""
     value: dict[str, Any] = {k: v for k, v in draft.value.items() if v is not None}
     for member in _TEXT_MEMBERS:
         if isinstance(value.get(member), str):
@@ -244,8 +254,13 @@ def _semantic(draft: DraftItem, calls: dict[str, int], runtime: str, limit: int)
     role = draft.role
     if draft.output_of is not None and draft.output_of in calls:
         value["call_item_id"] = calls[draft.output_of]
-    if draft.session_ref is not None and role in _SESSION_REF_MEMBER:
-        value[_SESSION_REF_MEMBER[role]] = ids.session_id(runtime, draft.session_ref)
+    linked = None
+    ref_member = _SESSION_REF_MEMBER.get(role)
+    if ref_member is not None:
+        if draft.session_ref is not None:
+            value[ref_member] = ids.session_id(runtime, draft.session_ref)
+        found = value.get(ref_member)
+        linked = found if isinstance(found, int) else None
     if draft.shell_command is not None and role == "agent.tool_call":
         fragments = _parse_shell(draft.shell_command, limit)
         if fragments:
@@ -260,4 +275,4 @@ def _semantic(draft: DraftItem, calls: dict[str, int], runtime: str, limit: int)
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{runtime} adapter: invalid {role} item: {exc}") from exc
-    return cast(Semantic, built)
+    return cast(Semantic, built), linked

@@ -139,9 +139,41 @@ def to_row(obj: msgspec.Struct) -> dict[str, Any]:
     return _fold_semantic(msgspec.to_builtins(obj))
 
 
+def _semantic_column(semantics: list[Any], kind: pa.StructType) -> pa.StructArray:
+    """The ``semantic`` column: role and strength, and each value in its shape's child (the
+    other children null), built one shape at a time."""
+    count = len(semantics)
+    roles = [model.role_of(type(s)) for s in semantics]
+    by_shape: dict[str, tuple[list[int], list[Any]]] = {}
+    for at, (role, semantic) in enumerate(zip(roles, semantics, strict=True)):
+        rows, values = by_shape.setdefault(SHAPE_BY_ROLE[role], ([], []))
+        rows.append(at)
+        values.append(semantic.value)
+    children: list[pa.Array] = [
+        pa.array(roles, pa.string()),
+        pa.array([s.evidence_strength for s in semantics], pa.string()),
+    ]
+    for child in list(kind)[2:]:
+        got = by_shape.get(child.name)
+        if got is None:
+            children.append(pa.nulls(count, child.type))
+            continue
+        full: list[Any] = [None] * count
+        for at, value in zip(got[0], msgspec.to_builtins(got[1]), strict=True):
+            full[at] = value
+        children.append(pa.array(full, child.type))
+    return pa.StructArray.from_arrays(children, fields=list(kind))
+
+
 def to_table(table: str, objs: list[Any]) -> pa.Table:
-    """An Arrow table of domain objects of one kind (one builtins conversion for all rows)."""
-    rows: list[dict[str, Any]] = msgspec.to_builtins(objs)
-    if table == "items":
-        rows = [_fold_semantic(row) for row in rows]
-    return pa.Table.from_pylist(rows, schema=table_schema(table))
+    """An Arrow table of domain objects of one kind, built column by column (the semantic
+    union one shape at a time)."""
+    schema = table_schema(table)
+    columns = []
+    for f in schema:
+        values = [getattr(obj, f.name) for obj in objs]
+        if f.name == "semantic":
+            columns.append(_semantic_column(values, f.type))
+        else:
+            columns.append(pa.array(msgspec.to_builtins(values), f.type))
+    return pa.Table.from_arrays(columns, schema=schema)

@@ -128,7 +128,7 @@ from traceidx.timestamps import rfc3339_ms
 
 _SHELL_TOOLS = frozenset({"bash"})
 #: the fixed last line Pi's bash tool appends for a non-zero exit, anchored at the text's end
-_EXIT_LINE = re.compile(r"(?s).*(?:^|\n)Command exited with code (-?\d+)\Z")
+_EXIT_LINE = re.compile(r"Command exited with code (-?\d+)\Z")
 _SKILL_OPEN = '<skill name="'
 _SKILL_CLOSE = "</skill>"
 _RECORD_ONLY = frozenset({"custom", "label", "session_info"})
@@ -524,7 +524,7 @@ class PiAdapter(Adapter):
         if isinstance(message.get("isError"), bool):
             value["failed"] = message["isError"]
         if message.get("toolName") == "bash" and text:
-            code = exit_code_from_header(text, _EXIT_LINE)
+            code = exit_code_from_header(text[text.rfind("\n") + 1 :], _EXIT_LINE)
             if code is not None:
                 value["exit_code"] = code
                 value["failed"] = bool(value.get("failed")) or code != 0
