@@ -120,7 +120,7 @@ def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None
 
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"type":"user","sessionId":"s","message":{"content":"hi"}}\n')
-    rows = source_rows(ingest(str(trace), Settings()))
+    rows = source_rows(ingest(str(trace), Settings()), {})
     assert rows is not None
     tables = encode_rows(rows[1])
     column = id_column("items", tables["items"])

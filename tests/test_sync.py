@@ -59,7 +59,10 @@ def test_a_noop_rebuild_reads_nothing_and_publishes_nothing(tmp_path: Path) -> N
     assert _parts(dataset) == parts
 
 
-def test_appending_rewrites_only_the_partition_of_that_session(tmp_path: Path) -> None:
+def test_appending_rewrites_only_the_partition_of_that_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("traceidx.build.PART_RECORDS", 20)  # these sessions fill many buckets
     traces = tmp_path / "traces"
     for name in ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon"):
         shutil.copytree(corpus_path("generated", "claude", name), traces / name)
@@ -81,6 +84,7 @@ def test_appending_rewrites_only_the_partition_of_that_session(tmp_path: Path) -
     manifest = read_manifest(dataset)
     assert manifest is not None
     entry = manifest["sources"][str(target.resolve())]
+    assert manifest["buckets"][entry["partition"].rsplit("/", 1)[0]] > 2
     rewritten = {f for f in after if f not in before}
     assert rewritten and all(f"/month={entry['partition'].split('/')[1]}/" in f for f in rewritten)
     assert all(f.endswith(f"-{entry['partition'].split('/')[2]}.parquet") for f in rewritten)

@@ -37,10 +37,12 @@ import pyarrow as pa
 from traceidx.checkpoint import code_version
 from traceidx.checkpoint import load as load_checkpoint
 from traceidx.dataset import (
+    PART_RECORDS,
     DatasetError,
     Partition,
     collect_garbage,
     empty_manifest,
+    layout_of,
     locked,
     new_manifest,
     read_manifest,
@@ -88,24 +90,29 @@ class SourceOutcome:
 Progress = Callable[[int, int, SourceOutcome], None]
 
 
-def process(
-    locator: str,
-    action: str,
-    settings: Settings,
-    missing: dict[int, list[int]] | None = None,
-    spool_folder: Path | None = None,
-    checkpoint: str | None = None,
-) -> SourceOutcome:
-    """Ingest and encode one source (runs in a worker process).
+@dataclass(frozen=True, slots=True)
+class Task:
+    """What every source of a build is processed with.
 
     `missing` maps the sessions of vanished sources to their record counts: for a source of
     such a session, the digests of its first records are computed for move detection.
     With a `spool_folder`, rows a long source settles while it is read are written there as
     Arrow IPC files (`SourceOutcome.files`), so a worker's memory stays bounded; a long
-    source's checkpoint is written there too. `checkpoint` names the stored checkpoint of an
-    appended source: if it is still valid, only the lines after it are read.
+    source's checkpoint is written there too. `layout` gives each group's bucket count.
     """
+
+    settings: Settings
+    missing: dict[int, list[int]] = field(default_factory=dict)
+    spool_folder: Path | None = None
+    layout: dict[str, int] = field(default_factory=dict)
+
+
+def process(locator: str, action: str, task: Task, checkpoint: str | None = None) -> SourceOutcome:
+    """Ingest and encode one source (runs in a worker process). `checkpoint` names the
+    stored checkpoint of an appended source: if it is still valid, only the lines after it
+    are read."""
     fault_point("ingest")
+    settings, missing, spool_folder = task.settings, task.missing, task.spool_folder
     files: list[tuple[str, Spooled]] = []
 
     def spill(rows: dict[str, list[Any]]) -> None:
@@ -126,11 +133,11 @@ def process(
         resume = load_checkpoint(Path(checkpoint), locator, code_version())
     sink = spill if spool_folder is not None else None
     result = ingest(locator, settings, sink, counts, resume)
-    encoded = source_rows(result)
+    encoded = source_rows(result, task.layout)
     if resume is not None and (encoded is None or encoded[0].key != resume.partition):
-        discard()  # cannot happen unless an adapter changed its mind: re-read it all
+        discard()  # an adapter changed its mind, or the group was split: re-read it all
         result = ingest(locator, settings, sink, counts)
-        encoded = source_rows(result)
+        encoded = source_rows(result, task.layout)
     if result.state != "indexed":
         discard()
     outcome = SourceOutcome(
@@ -202,19 +209,14 @@ class Batch:
     spooled: list[tuple[str, str, Spooled]]  # partition key, table, rows
 
 
-def process_batch(
-    work: list[tuple[str, str, str | None]],
-    settings: Settings,
-    missing: dict[int, list[int]],
-    spool_folder: Path,
-) -> Batch:
+def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
     """Ingest a batch of sources and spool their rows: one file per table, one run of record
     batches per partition (rows long sources flushed while read stay in their own files)."""
     outcomes = []
     pieces: dict[str, dict[str, list[Any]]] = {}
     spooled: list[tuple[str, str, Spooled]] = []
     for locator, action, checkpoint in work:
-        outcome = process(locator, action, settings, missing, spool_folder, checkpoint)
+        outcome = process(locator, action, task, checkpoint)
         if outcome.partition is not None:
             key = outcome.partition.key
             spooled += [(key, table, rows) for table, rows in outcome.files]
@@ -239,8 +241,9 @@ def process_batch(
                 runs.setdefault(table, []).append((key, data.slice(at, count)))
                 at += count
     name = uuid.uuid4().hex
+    assert task.spool_folder is not None
     for table, table_runs in runs.items():
-        path = spool_folder / f"batch-{name}-{table}.arrow"
+        path = task.spool_folder / f"batch-{name}-{table}.arrow"
         spooled += [(key, table, rows) for key, rows in spool(path, table, table_runs)]
     return Batch(outcomes, spooled)
 
@@ -326,29 +329,24 @@ def _batches(
 
 
 def _run(
-    decisions: list[Decision],
-    settings: Settings,
-    jobs: int,
-    missing: dict[int, list[int]],
-    spool_folder: Path,
-    checkpoints: dict[str, str],
+    decisions: list[Decision], task: Task, jobs: int, checkpoints: dict[str, str]
 ) -> Iterator[Batch]:
     """Batch results in batch order; at most two batches per worker are in flight, so a
     slow consumer never lets finished results pile up in memory."""
     batches = _batches(decisions, checkpoints)
     if jobs <= 1 or len(batches) < 2:
         for batch in batches:
-            yield process_batch(batch, settings, missing, spool_folder)
+            yield process_batch(batch, task)
         return
     with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as pool:
         pending: deque[Future[Batch]] = deque()
         todo = iter(batches)
         for batch in itertools.islice(todo, 2 * jobs):
-            pending.append(pool.submit(process_batch, batch, settings, missing, spool_folder))
+            pending.append(pool.submit(process_batch, batch, task))
         while pending:
             result = pending.popleft().result()
             for batch in itertools.islice(todo, 1):
-                pending.append(pool.submit(process_batch, batch, settings, missing, spool_folder))
+                pending.append(pool.submit(process_batch, batch, task))
             yield result
 
 
@@ -422,6 +420,7 @@ class _Sync:
         self.tail_drop: dict[Partition, dict[str, set[int]]] = {}
         self.checkpoints: list[tuple[str, str]] = []  # staged -> dataset-relative path
         self.stage = Stage(dataset, self.generation)
+        self.layout = layout_of(previous)  # what the workers place rows by
         self.live_digests: dict[str, dict[int, str]] = {}
 
     def _forget(self, entry: dict[str, Any] | None) -> None:
@@ -481,7 +480,8 @@ class _Sync:
         }
         self.stage.folder.mkdir(parents=True, exist_ok=True)
         folder = self.stage.folder
-        for batch in _run(decisions, self.settings, self.jobs, missing, folder, checkpoints):
+        task = Task(self.settings, missing, folder, self.layout)
+        for batch in _run(decisions, task, self.jobs, checkpoints):
             for key, table, spooled in batch.spooled:
                 guard.take(table, spooled.ids)
                 self.stage.add(Partition.from_key(key), table, spooled)
@@ -554,10 +554,60 @@ class _Sync:
                     )
                     break
 
+    def _grown(self) -> dict[str, int]:
+        """The bucket count of every group after this build (doubled while a group holds
+        more than `PART_RECORDS` records per bucket; never halved)."""
+        totals: Counter[str] = Counter()
+        for entry in self.entries.values():
+            if entry.get("state") == "indexed" and "partition" in entry:
+                group = Partition.from_key(entry["partition"]).group
+                totals[group] += int(entry.get("records", 0))
+        layout = {}
+        for group, total in totals.items():
+            n = self.layout.get(group, 1)
+            while total > n * PART_RECORDS:
+                n *= 2
+            layout[group] = n
+        return layout
+
+    def _split(self, layout: dict[str, int]) -> dict[Partition, tuple[Partition, pa.Array]]:
+        """The partitions of groups whose bucket count grew: each with the partition its rows
+        come from and the sources it keeps. The sources' entries move to their new keys."""
+        grown = {g for g, n in layout.items() if n != self.layout.get(g, 1)}
+        members: dict[str, list[int]] = {}
+        for locator, entry in self.entries.items():
+            if entry.get("state") != "indexed" or "partition" not in entry:
+                continue
+            old = Partition.from_key(entry["partition"])
+            if old.group in grown:
+                bucket = int(entry["session_id"]) % layout[old.group]
+                new = Partition(old.runtime, old.month, bucket)
+                self.entries[locator] = {**entry, "partition": new.key}
+                members.setdefault(new.key, []).append(int(entry["source_id"]))
+        out = {}
+        for group in grown:
+            runtime, month = group.split("/")
+            before = self.layout.get(group, 1)
+            for bucket in range(layout[group]):
+                new = Partition(runtime, month, bucket)
+                keep = pa.array(sorted(members.get(new.key, [])), pa.int64())
+                out[new] = (Partition(runtime, month, bucket % before), keep)
+        return out
+
     def _publish(self) -> None:
         parts: dict[str, dict[str, str]] = {k: dict(v) for k, v in self.previous["parts"].items()}
         known = _sessions_of(self.entries)
-        affected = set(self.drop) | set(self.tail_drop) | self.stage.partitions
+        layout = self._grown()
+        split = self._split(layout)
+        grown = {p.group for p in split}
+        affected = {
+            p
+            for p in set(self.drop) | set(self.tail_drop) | self.stage.partitions
+            if p.group not in grown
+        }
+        affected |= set(split)
+        for key in [k for k in parts if Partition.from_key(k).group in grown]:
+            del parts[key]  # rewritten whole, bucket by bucket
         appeared_or_gone = known ^ _sessions_of(self.known)
         if appeared_or_gone:  # items linking to them must be re-resolved
             candidates = {
@@ -571,15 +621,16 @@ class _Sync:
         known_ids = pa.array(sorted(known), pa.int64())
 
         def rewrite(partition: Partition) -> dict[str, str]:
-            full = self.drop.get(partition, set())
-            tail = self.tail_drop.get(partition, {})
-            old = self.previous["parts"].get(partition.key, {})
+            origin, keep = split.get(partition, (partition, None))
+            full = self.drop.get(origin, set())
+            tail = self.tail_drop.get(origin, {})
+            old = self.previous["parts"].get(origin.key, {})
             new: dict[str, str] = {}
             for table in TABLES:
                 sources = full | (tail.get("sources", set()) if table in RESTATED else set())
                 drop = pa.array(sorted(sources), pa.int64())
                 ids = pa.array(sorted(tail.get(table, ())), pa.int64())
-                pieces = self.stage.pieces(partition, table, old.get(table), drop, ids)
+                pieces = self.stage.pieces(origin, table, old.get(table), drop, ids, keep)
                 links = (lambda rows: resolve_links(rows, known_ids)) if table == "items" else None
                 written = self.stage.write(partition, table, pieces, links)
                 if written is not None:
@@ -598,7 +649,9 @@ class _Sync:
             (self.dataset / "checkpoints").mkdir(exist_ok=True)
         for staged, name in self.checkpoints:
             os.replace(staged, self.dataset / name)
-        manifest = new_manifest(self.previous, self.generation, parts, self.entries, self.record)
+        manifest = new_manifest(
+            self.previous, self.generation, parts, self.entries, self.record, layout
+        )
         fault_point("swap")
         swap_manifest(self.dataset, manifest)
         fault_point("collect")

@@ -5,9 +5,14 @@ Layout::
     <dataset>/manifest.json
     <dataset>/<table>/runtime=<r>/month=<YYYY-MM>/part-<generation>-<bucket>.parquet
 
-A source's rows (its source row, records, session, loops, items) all land in the partition of
-its session's creation month (``unknown`` when no time is known) and in bucket
-``session_id % BUCKETS``: one file per table and partition. A build writes the parts it
+A source's rows (its source row, records, session, loops, items) all land in the *group* of
+its runtime and its session's creation month (``unknown`` when no time is known), and there
+in bucket ``session_id % n``, where `n`, the group's bucket count, is a power of two kept in
+the manifest (``buckets``): one file per table and partition (group and bucket). A group
+starts with one bucket; a build after which a group holds more than `PART_RECORDS` records per
+bucket doubles its buckets (bucket ``b`` of ``n`` splits into ``b`` and ``b + n`` of ``2n``)
+and rewrites the group once. So a small corpus is a few files, and an append rewrites a part
+of bounded size however large the group grows. A build writes the parts it
 changes under the new generation's names, then writes the manifest to a temporary file,
 fsyncs it and renames it over ``manifest.json``; nothing before that rename is visible.
 Readers take the file list from the manifest, never from a glob, so they see the old or the
@@ -34,7 +39,10 @@ import msgspec
 from traceidx.model import TABLES
 
 FORMAT_VERSION = 2
-BUCKETS = 8
+#: a group's buckets double once it holds more than this many records per bucket
+PART_RECORDS = 100_000
+#: buckets of every group of a manifest written before bucket counts were kept
+LEGACY_BUCKETS = 8
 MANIFEST = "manifest.json"
 STAGING_PREFIX = ".staging-"
 
@@ -102,6 +110,10 @@ class Partition:
     def key(self) -> str:
         return f"{self.runtime}/{self.month}/{self.bucket}"
 
+    @property
+    def group(self) -> str:
+        return f"{self.runtime}/{self.month}"
+
     @classmethod
     def from_key(cls, key: str) -> Partition:
         runtime, month, bucket = key.split("/")
@@ -114,12 +126,22 @@ class Partition:
         )
 
 
-def partition_of(runtime: str, created_at_ms: int | None, session_id: int) -> Partition:
-    """The partition of a source from its session's creation time."""
+def partition_of(
+    runtime: str, created_at_ms: int | None, session_id: int, layout: dict[str, int]
+) -> Partition:
+    """The partition of a source from its session's creation time, in a `layout` (group ->
+    bucket count; a group it lacks has one bucket)."""
     month = "unknown"
     if created_at_ms is not None:
         month = datetime.fromtimestamp(created_at_ms / 1000, UTC).strftime("%Y-%m")
-    return Partition(runtime, month, session_id % BUCKETS)
+    return Partition(runtime, month, session_id % layout.get(f"{runtime}/{month}", 1))
+
+
+def layout_of(manifest: dict[str, Any]) -> dict[str, int]:
+    """The bucket count of each group of a manifest."""
+    if "buckets" in manifest:
+        return {group: int(n) for group, n in manifest["buckets"].items()}
+    return {Partition.from_key(key).group: LEGACY_BUCKETS for key in manifest["parts"]}
 
 
 def empty_manifest() -> dict[str, Any]:
@@ -129,6 +151,7 @@ def empty_manifest() -> dict[str, Any]:
         "generation": 0,
         "settings": None,
         "parts": {},
+        "buckets": {},
         "tables": {t: [] for t in TABLES},
         "previous_tables": {t: [] for t in TABLES},
         "sources": {},
@@ -141,8 +164,10 @@ def new_manifest(
     parts: dict[str, dict[str, str]],
     sources: dict[str, dict[str, Any]],
     settings: dict[str, Any],
+    layout: dict[str, int],
 ) -> dict[str, Any]:
-    """The manifest of a new generation (`parts`: partition key -> table -> live file)."""
+    """The manifest of a new generation (`parts`: partition key -> table -> live file;
+    `layout`: group -> bucket count)."""
     tables = {t: sorted(p[t] for p in parts.values() if t in p) for t in TABLES}
     return {
         "format_version": FORMAT_VERSION,
@@ -150,6 +175,7 @@ def new_manifest(
         "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "settings": settings,
         "parts": {k: parts[k] for k in sorted(parts)},
+        "buckets": {g: layout[g] for g in sorted(layout)},
         "tables": tables,
         "previous_tables": previous["tables"],
         "sources": {k: sources[k] for k in sorted(sources)},

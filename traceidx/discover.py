@@ -89,8 +89,10 @@ def superseded_in(directory: Path, names: Iterable[str]) -> list[Superseded]:
     return out
 
 
-def _walk(root: Path, superseded: list[Superseded]) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+def _walk(root: Path, superseded: list[Superseded]) -> Iterable[str]:
+    """Canonical locators of the candidates under `root`. The walk starts from the canonical
+    root and does not enter symlinked directories, so only a symlinked file needs resolving."""
+    for dirpath, dirnames, filenames in os.walk(root.resolve(), followlinks=False):
         dirnames.sort()
         names = [name for name in filenames if name.endswith(TRACE_SUFFIXES)]
         dropped = superseded_in(Path(dirpath), names)
@@ -98,7 +100,8 @@ def _walk(root: Path, superseded: list[Superseded]) -> Iterable[Path]:
         skip = {Path(d.locator).name for d in dropped}
         for name in sorted(names):
             if name not in skip:
-                yield Path(dirpath) / name
+                path = os.path.join(dirpath, name)
+                yield os.path.realpath(path) if os.path.islink(path) else path
 
 
 def discover(paths: Iterable[Path]) -> tuple[list[Candidate], list[Superseded], list[str]]:
@@ -108,14 +111,14 @@ def discover(paths: Iterable[Path]) -> tuple[list[Candidate], list[Superseded], 
     problems: list[str] = []
     for path in paths:
         if path.is_dir():
-            files: Iterable[Path] = _walk(path, superseded)
+            locators: Iterable[str] = _walk(path, superseded)
         elif path.exists():
-            files = [path]
+            locators = [str(path.resolve())]
         else:
             problems.append(f"{path}: no such file or directory")
             continue
-        for file in files:
-            locator = str(file.resolve())
-            seen.setdefault(locator, Candidate(locator))
+        for locator in locators:
+            if locator not in seen:
+                seen[locator] = Candidate(locator)
     dropped = {s.locator: s for s in superseded if str(Path(s.locator).resolve()) not in seen}
     return [seen[k] for k in sorted(seen)], [dropped[k] for k in sorted(dropped)], problems

@@ -31,12 +31,15 @@ ID_COLUMNS = {
 }
 
 
-def source_rows(result: SourceResult) -> tuple[Partition, dict[str, list[Any]]] | None:
-    """The partition and the domain objects of an indexed source, by table (None otherwise)."""
+def source_rows(
+    result: SourceResult, layout: dict[str, int]
+) -> tuple[Partition, dict[str, list[Any]]] | None:
+    """The partition (in `layout`) and the rows of an indexed source, by table (None
+    otherwise)."""
     if result.state != "indexed" or result.projection is None or result.source is None:
         return None
     session = result.projection.session
-    partition = partition_of(session.runtime, session.created_at, session.session_id)
+    partition = partition_of(session.runtime, session.created_at, session.session_id, layout)
     return partition, {
         "sources": [result.source],
         "records": [result.records],
@@ -74,9 +77,8 @@ class IdGuard:
         self._ids: dict[str, list[pa.ChunkedArray]] = defaultdict(list)
 
     def take(self, table: str, ids: pa.ChunkedArray | None) -> None:
-        """Take the ids of a run of new rows (refusing duplicates within it at once)."""
+        """Take the ids of a run of new rows (checked with all the others by `finish`)."""
         if ids is not None:
-            check_ids(table, [ids])
             self._ids[table].append(ids)
 
     def finish(self) -> None:

@@ -107,6 +107,12 @@ def _source_ids(table: str, data: pa.Table) -> pa.Array:
     return data.column("source_id")
 
 
+def _kept(table: str, piece: pa.Table, keep: pa.Array | None) -> pa.Table:
+    if keep is None:
+        return piece
+    return piece.filter(pc.is_in(_source_ids(table, piece), value_set=keep))
+
+
 class Stage:
     """The rows of one build that are not yet published, by partition and table."""
 
@@ -132,10 +138,11 @@ class Stage:
         previous: str | None,
         drop: pa.Array,
         drop_ids: pa.Array | None = None,
+        keep: pa.Array | None = None,
     ) -> Iterator[pa.Table]:
         """The partition's rows for the new generation, a bounded piece at a time: the previous
         part's rows but those of the `drop` sources and those whose id is in `drop_ids`, then
-        the staged rows."""
+        the staged rows; only the rows of the `keep` sources, when given (a bucket split)."""
         id_name = ID_COLUMNS.get(table)
         schema = table_schema(table)
         if previous is not None:
@@ -152,9 +159,10 @@ class Stage:
                     gone = named if gone is None else pc.or_(gone, named)
                 if gone is not None:
                     piece = piece.filter(pc.invert(gone))
-                yield piece
+                yield _kept(table, piece, keep)
         for spooled in self._spooled.get((partition, table), []):
-            yield from spooled.read(self._readers)
+            for piece in spooled.read(self._readers):
+                yield _kept(table, piece, keep)
 
     def write(
         self,

@@ -1,0 +1,98 @@
+"""Partition layout: a group's buckets double as it grows, and the facts never depend on it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import corpus_path
+from tests.test_sync import _facts, _main_transcripts
+from traceidx.build import build
+from traceidx.dataset import LEGACY_BUCKETS, Partition, read_manifest
+
+SESSIONS = ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon")
+
+
+def _traces(tmp_path: Path, names: tuple[str, ...]) -> Path:
+    traces = tmp_path / "traces"
+    for name in names:
+        shutil.copytree(corpus_path("generated", "claude", name), traces / name)
+    return traces
+
+
+def _check_layout(dataset: Path) -> dict[str, int]:
+    """Every source sits in bucket session_id % n of its group; every part is a bucket < n."""
+    manifest = read_manifest(dataset)
+    assert manifest is not None
+    layout: dict[str, int] = manifest["buckets"]
+    for entry in manifest["sources"].values():
+        if entry["state"] == "indexed":
+            where = Partition.from_key(entry["partition"])
+            assert where.bucket == int(entry["session_id"]) % layout[where.group]
+    for key in manifest["parts"]:
+        where = Partition.from_key(key)
+        assert where.bucket < layout[where.group]
+    return layout
+
+
+def test_a_small_group_is_one_partition(tmp_path: Path) -> None:
+    dataset = tmp_path / "ds"
+    build([_traces(tmp_path, SESSIONS)], dataset, jobs=1)
+    layout = _check_layout(dataset)
+    manifest = read_manifest(dataset)
+    assert manifest is not None
+    assert set(layout.values()) == {1}
+    assert len(manifest["parts"]) == len(layout)
+
+
+def test_a_group_that_outgrows_its_buckets_is_split_and_keeps_its_facts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traces = _traces(tmp_path, SESSIONS[:2])
+    dataset = tmp_path / "ds"
+    build([traces], dataset, jobs=1)
+    assert set(_check_layout(dataset).values()) == {1}
+    monkeypatch.setattr("traceidx.build.PART_RECORDS", 40)
+    for name in SESSIONS[2:]:
+        shutil.copytree(corpus_path("generated", "claude", name), traces / name)
+    report = build([traces], dataset, jobs=2)
+    assert report.changed
+    layout = _check_layout(dataset)
+    assert max(layout.values()) >= 4
+    fresh = tmp_path / "fresh"
+    build([traces], fresh, jobs=1)
+    assert _facts(dataset) == _facts(fresh)
+    again = build([traces], dataset, jobs=1)  # the grown layout is stable
+    assert not again.changed and _check_layout(dataset) == layout
+
+
+def test_a_manifest_without_bucket_counts_reads_as_the_legacy_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traces = _traces(tmp_path, SESSIONS)
+    dataset = tmp_path / "ds"
+    monkeypatch.setattr(
+        "traceidx.build._Sync._grown",
+        lambda self: {
+            Partition.from_key(e["partition"]).group: LEGACY_BUCKETS
+            for e in self.entries.values()
+            if "partition" in e
+        },
+    )
+    build([traces], dataset, jobs=1)
+    monkeypatch.undo()
+    manifest_path = dataset / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert set(manifest.pop("buckets").values()) == {LEGACY_BUCKETS}
+    manifest_path.write_text(json.dumps(manifest))  # as a dataset written before buckets were kept
+    with open(_main_transcripts(traces)[0], "ab") as out:
+        out.write(b'{"type":"unknown-kind"}\n')
+    report = build([traces], dataset, jobs=1)
+    assert report.changed and report.actions["appended"] == 1
+    assert set(_check_layout(dataset).values()) == {LEGACY_BUCKETS}
+    fresh = tmp_path / "fresh"
+    build([traces], fresh, jobs=1)
+    assert _facts(dataset) == _facts(fresh)
