@@ -96,3 +96,16 @@ def test_a_manifest_without_bucket_counts_reads_as_the_legacy_layout(
     fresh = tmp_path / "fresh"
     build([traces], fresh, jobs=1)
     assert _facts(dataset) == _facts(fresh)
+
+
+def test_one_session_larger_than_a_part_stays_one_bucket(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("traceidx.build.PART_RECORDS", 1)
+    source = _main_transcripts(corpus_path("generated", "claude", "s1-vega"))[0]
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    shutil.copy(source, traces / source.name)
+    dataset = tmp_path / "ds"
+    build([traces], dataset, jobs=1)
+    assert set(_check_layout(dataset).values()) == {1}

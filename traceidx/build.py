@@ -37,6 +37,7 @@ import pyarrow as pa
 from traceidx.checkpoint import code_version
 from traceidx.checkpoint import load as load_checkpoint
 from traceidx.dataset import (
+    MAX_BUCKETS,
     PART_RECORDS,
     DatasetError,
     Partition,
@@ -383,6 +384,14 @@ def build(
         return _Sync(dataset, previous, settings, record, jobs, rebuild, progress).run(paths)
 
 
+def _largest_bucket(records: Counter[int], buckets: int) -> int:
+    """The most records one bucket holds when sessions (id -> records) go to `buckets`."""
+    sums: Counter[int] = Counter()
+    for session, count in records.items():
+        sums[session % buckets] += count
+    return max(sums.values())
+
+
 def _sessions_of(entries: dict[str, dict[str, Any]]) -> set[int]:
     return {
         int(e["session_id"])
@@ -555,19 +564,24 @@ class _Sync:
                     break
 
     def _grown(self) -> dict[str, int]:
-        """The bucket count of every group after this build (doubled while a group holds
-        more than `PART_RECORDS` records per bucket; never halved)."""
-        totals: Counter[str] = Counter()
+        """The bucket count of every group after this build: its count so far, doubled up to
+        `MAX_BUCKETS` until no bucket holds more than `PART_RECORDS` records (a session is
+        never split, so where that cannot be reached, the fewest buckets that come closest);
+        never halved."""
+        sessions: dict[str, Counter[int]] = {}
         for entry in self.entries.values():
             if entry.get("state") == "indexed" and "partition" in entry:
                 group = Partition.from_key(entry["partition"]).group
-                totals[group] += int(entry.get("records", 0))
+                records = sessions.setdefault(group, Counter())
+                records[int(entry["session_id"])] += int(entry.get("records", 0))
         layout = {}
-        for group, total in totals.items():
-            n = self.layout.get(group, 1)
-            while total > n * PART_RECORDS:
-                n *= 2
-            layout[group] = n
+        for group, records in sessions.items():
+            options = [self.layout.get(group, 1)]
+            while options[-1] < MAX_BUCKETS:
+                options.append(options[-1] * 2)
+            largest = {n: _largest_bucket(records, n) for n in options}
+            target = max(PART_RECORDS, min(largest.values()))
+            layout[group] = next(n for n in options if largest[n] <= target)
         return layout
 
     def _split(self, layout: dict[str, int]) -> dict[Partition, tuple[Partition, pa.Array]]:

@@ -9,10 +9,11 @@ A source's rows (its source row, records, session, loops, items) all land in the
 its runtime and its session's creation month (``unknown`` when no time is known), and there
 in bucket ``session_id % n``, where `n`, the group's bucket count, is a power of two kept in
 the manifest (``buckets``): one file per table and partition (group and bucket). A group
-starts with one bucket; a build after which a group holds more than `PART_RECORDS` records per
-bucket doubles its buckets (bucket ``b`` of ``n`` splits into ``b`` and ``b + n`` of ``2n``)
-and rewrites the group once. So a small corpus is a few files, and an append rewrites a part
-of bounded size however large the group grows. A build writes the parts it
+starts with one bucket; a build after which a bucket holds more than `PART_RECORDS` records
+doubles the group's buckets (bucket ``b`` of ``n`` splits into ``b`` and ``b + n`` of ``2n``)
+as often as that helps, up to `MAX_BUCKETS`, and rewrites the group once. A session is never
+split, so one huge session stays one bucket. So a small corpus is a few files, and an append
+rewrites a part of bounded size however large the group grows. A build writes the parts it
 changes under the new generation's names, then writes the manifest to a temporary file,
 fsyncs it and renames it over ``manifest.json``; nothing before that rename is visible.
 Readers take the file list from the manifest, never from a glob, so they see the old or the
@@ -39,8 +40,10 @@ import msgspec
 from traceidx.model import TABLES
 
 FORMAT_VERSION = 2
-#: a group's buckets double once it holds more than this many records per bucket
+#: a group's buckets double once one holds more than this many records...
 PART_RECORDS = 100_000
+#: ...up to this many buckets
+MAX_BUCKETS = 64
 #: buckets of every group of a manifest written before bucket counts were kept
 LEGACY_BUCKETS = 8
 MANIFEST = "manifest.json"
