@@ -22,14 +22,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from traceidx.model import Usage
 
 
-@dataclass(frozen=True, slots=True)
-class UsageSample:
+class UsageSample(msgspec.Struct, frozen=True, gc=False):
     """One model call's usage, already normalised to the contract."""
 
     input: int

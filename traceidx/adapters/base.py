@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import msgspec
+
 from traceidx.rules import UsageSample
 
 
@@ -74,8 +76,7 @@ class Draft:
     unknown_types: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class RecordFacts:
+class RecordFacts(msgspec.Struct, frozen=True, gc=False):
     """What an adapter says about one record: the runtime's time and native type."""
 
     occurred_at: int | None
