@@ -43,7 +43,8 @@ def generated(root: Path, megabytes: float, seed: int = 1) -> list[Path]:
     return trace_files(root / "corpus")
 
 
-def _copy_line_ids(data: bytes, k: int) -> bytes:
+def copy_line_ids(data: bytes, k: int) -> bytes:
+    """Claude Code lines with every UUID and native id made unique to copy `k` (same sizes)."""
     tag = b"%04x" % k
     data = _UUID.sub(lambda m: tag + m.group(0)[4:], data)
     return _NATIVE.sub(lambda m: m.group(1) + tag[:2] + m.group(2)[2:], data)
@@ -56,5 +57,5 @@ def real_shaped(root: Path, public_claude: Path, copies: int) -> list[Path]:
         folder = root / f"copy-{k:03d}"
         folder.mkdir(parents=True, exist_ok=True)
         for source in sources:
-            (folder / source.name).write_bytes(_copy_line_ids(source.read_bytes(), k + 1))
+            (folder / source.name).write_bytes(copy_line_ids(source.read_bytes(), k + 1))
     return trace_files(root)

@@ -132,3 +132,32 @@ def test_pruning_a_source_collects_its_checkpoint(tmp_path: Path) -> None:
     assert len(_checkpoints(dataset)) == 1
     assert prune(dataset).removed == [str(trace.resolve())]
     assert _checkpoints(dataset) == []
+
+
+def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.corpora import copy_line_ids
+
+    data = LARGEST["claude"].read_bytes()
+    lines = data.splitlines(keepends=True)
+    cuts = [len(lines) // 3, 2 * len(lines) // 3, len(lines)]
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    trace = folder / "long.jsonl"
+    (folder / "other.jsonl").write_bytes(copy_line_ids(data, 1))  # another session, same month
+    trace.write_bytes(b"".join(lines[: cuts[0]]))
+    dataset = tmp_path / "dataset"
+    build([folder], dataset, jobs=1)
+    assert set(read_manifest(dataset)["buckets"].values()) == {1}  # type: ignore[index]
+    monkeypatch.setattr("traceidx.build.PART_RECORDS", 1)  # the month must split now
+    for cut in cuts[1:]:
+        trace.write_bytes(b"".join(lines[:cut]))
+        assert build([folder], dataset, jobs=1).exit_code == 0
+    buckets = read_manifest(dataset)["buckets"]  # type: ignore[index]
+    assert max(buckets.values()) >= 2
+    cold = tmp_path / "cold"
+    build([folder], cold, jobs=1)
+    resumed, expected = _tables(dataset), _tables(cold)
+    for table in TABLES:
+        assert resumed[table].equals(expected[table]), table
