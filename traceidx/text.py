@@ -36,6 +36,10 @@ def bound_utf8(data: bytes, limit: int) -> bytes:
 
 def text_content(text: str, limit: int = DEFAULT_TEXT_LIMIT) -> TextContent:
     """Build the bounded TextContent of a complete text."""
+    if text.isascii():  # one byte per character: no need to encode it
+        size = len(text)
+        value = text if size <= limit else text[:limit]
+        return TextContent(value=value, full_bytes=size, estimated_tokens=(size + 3) // 4)
     data = text.encode("utf-8", "surrogatepass")
     value = text if len(data) <= limit else bound_utf8(data, limit).decode("utf-8", "replace")
     return TextContent(value=value, full_bytes=len(data), estimated_tokens=estimate_tokens(text))
