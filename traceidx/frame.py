@@ -58,17 +58,35 @@ class Framer:
         """Bytes seen after the last newline (an unterminated tail, not a Record)."""
         return self._pending_len
 
-    def feed(self, chunk: bytes) -> Iterator[FramedLine]:
-        """Frame a chunk; yields every line completed by it."""
-        begin = 0
-        size = len(chunk)
+    def feed(self, chunk: bytes) -> list[FramedLine]:
+        """Frame a chunk; the lines it completes, in order."""
+        out: list[FramedLine] = []
+        begin, size = 0, len(chunk)
+        if self._pending_len:  # the line a previous chunk left open
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                self._extend(chunk, 0, size)
+                return out
+            out.append(self._finish(chunk, 0, nl))
+            begin = nl + 1
+        # Lines wholly inside this chunk (all but the first, usually), framed in one loop.
+        find, limit = chunk.find, self.max_record_bytes
         while begin < size:
-            nl = chunk.find(b"\n", begin)
+            nl = find(b"\n", begin)
             if nl < 0:
                 self._extend(chunk, begin, size)
-                return
-            yield self._finish(chunk, begin, nl)
+                break
+            if nl - begin > limit:
+                out.append(self._finish(chunk, begin, nl))
+            else:
+                data = chunk[begin:nl]
+                start = self._offset
+                end = start + len(data)
+                out.append(FramedLine(self.position, start, end, fingerprint(data), data))
+                self.position += 1
+                self._offset = end + 1
             begin = nl + 1
+        return out
 
     def _extend(self, chunk: bytes, begin: int, end: int) -> None:
         self._pending_len += end - begin

@@ -264,6 +264,21 @@ class _Run:
             self.result.records, self.loops, self.items = records.rest(), [], []
             self.pending_bytes = 0
 
+    def lines(self, lines: list[FramedLine]) -> None:
+        """Take framed lines in order (a well-formed line once the runtime is known goes
+        straight to its record; everything else through `line`)."""
+        decode, record = _DECODE.decode, self.record
+        for line in lines:
+            if self.undecided or line.data is None:
+                self.line(line)
+                continue
+            try:
+                obj = decode(line.data)
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                self.line(line)
+                continue
+            record(line, obj, "ok")
+
     def line(self, line: FramedLine) -> None:
         obj, status = _decode(line)
         if self.undecided:
@@ -371,8 +386,7 @@ def ingest(
             else:
                 chunks = logical_chunks(stream, result.stream)
             for chunk in chunks:
-                for line in framer.feed(chunk):
-                    run.line(line)
+                run.lines(framer.feed(chunk))
         if run.undecided:
             run.decide()
     except FileNotFoundError:
