@@ -10,10 +10,11 @@ of the public Claude Code transcripts, when the shared corpus is present) it mea
 one run on this machine:
 
 * ``baseline``: reading every trace file (decompressing zstd) and decoding every line with
-  msgspec, single process: the raw decode rate of the same bytes;
+  msgspec, single process: the raw decode rate of the same bytes; ``parallel_baseline``: the
+  same work shared among ``--jobs`` processes (the raw rate on the cores the build uses);
 * ``cold``: ``traceidx build`` into an empty dataset in a child process (``--jobs``
   workers): seconds, MB/s of logical JSONL, items/s, peak RSS of the main process and of
-  the largest worker, and the ratio of its rate to the baseline rate;
+  the largest worker, and the ratio of its rate to each baseline's rate;
 * ``noop``: the same build again (nothing changed);
 * ``append``: 1% new lines appended across the corpus (a copy of each chosen source's last
   line), then the build;
@@ -40,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +108,30 @@ def baseline(files: list[Path]) -> dict[str, float]:
     return {"seconds": seconds, "mb": size / 1e6, "lines": lines, "mb_per_s": size / 1e6 / seconds}
 
 
+def _decode_files(paths: list[str]) -> tuple[int, int]:
+    """Bytes and lines of files read (decompressed) and msgspec-decoded (in a worker)."""
+    result = baseline([Path(p) for p in paths])
+    return round(result["mb"] * 1e6), int(result["lines"])
+
+
+def parallel_baseline(files: list[Path], jobs: int) -> dict[str, float]:
+    """The baseline with the files shared among `jobs` processes (largest first, each to
+    the least loaded), timed from the first file read to the last line decoded."""
+    shares: list[list[str]] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for path in sorted(files, key=lambda p: p.stat().st_size, reverse=True):
+        least = loads.index(min(loads))
+        shares[least].append(str(path))
+        loads[least] += path.stat().st_size
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(_decode_files, [[] for _ in range(jobs)]))  # workers started
+        start = time.perf_counter()
+        done = list(pool.map(_decode_files, shares))
+        seconds = time.perf_counter() - start
+    size = sum(b for b, _ in done)
+    return {"seconds": seconds, "mb": size / 1e6, "mb_per_s": size / 1e6 / seconds}
+
+
 def run_build(corpus: Path, dataset: Path, jobs: int) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     done = subprocess.run(
@@ -169,12 +195,13 @@ def rate(mb: float, seconds: float) -> float:
 def scenario(name: str, corpus: Path, files: list[Path], jobs: int) -> dict[str, Any]:
     """Every measurement for one corpus."""
     base = baseline(files)
+    wide = parallel_baseline(files, jobs)
     with tempfile.TemporaryDirectory(dir=corpus.parent) as tmp:
         dataset = Path(tmp) / "dataset"
         cold = run_build(corpus, dataset, jobs)
         noop = run_build(corpus, dataset, jobs)
         queries = time_queries(dataset)
-        appended = append_lines(files, max(1, base["lines"] // 100))
+        appended = append_lines(files, max(1, int(base["lines"]) // 100))
         append = run_build(corpus, dataset, jobs)
         append_lines(files[len(files) // 2 :], 1)
         append_one = run_build(corpus, dataset, jobs)
@@ -190,6 +217,8 @@ def scenario(name: str, corpus: Path, files: list[Path], jobs: int) -> dict[str,
         "cold_s": round(cold["seconds"], 3),
         "cold_mb_per_s": rate(base["mb"], cold["seconds"]),
         "cold_over_baseline_rate": round(base["seconds"] / cold["seconds"], 3),
+        "parallel_baseline_mb_per_s": round(wide["mb_per_s"], 1),
+        "cold_over_parallel_baseline_rate": round(wide["seconds"] / cold["seconds"], 3),
         "items": totals["items"],
         "items_per_s": round(totals["items"] / cold["seconds"]),
         "peak_main_mib": round(cold["peak_main_kib"] / 1024),

@@ -39,6 +39,7 @@ def test_benchmark_runner_smoke(tmp_path: Path) -> None:
     assert set(corpora) == {"generated", "real-shaped"}
     for result in corpora.values():
         assert result["items"] > 0 and result["cold_s"] > 0 and result["baseline_s"] > 0
+        assert result["parallel_baseline_mb_per_s"] > 0
         assert result["append_lines"] >= 1
         assert set(result["queries"]) >= {"daily_usage_by_model", "slowest_tool_calls"}
     assert "cold_mb_per_s" in done.stdout  # the table is printed too
