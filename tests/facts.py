@@ -1,12 +1,15 @@
-"""Helpers the corpus tests share: query rows as dicts, an item's text, a file's decoded lines."""
+"""Helpers the corpus tests share: query rows as dicts, an item's text, a file's decoded lines,
+an adapter drained while it reads a file."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from traceidx.adapters.base import Adapter, DraftItem, DraftLoop
 from traceidx.frame import frame_bytes
 from traceidx.ingest import split_joined
 from traceidx.sourceio import StreamStats, logical_chunks
@@ -55,6 +58,34 @@ def decoded_records(path: Path) -> list[tuple[int, list[Any]]]:
         except (msgspec.DecodeError, UnicodeDecodeError):
             out.append((line.position, split_joined(line.data) or []))
     return out
+
+
+@dataclass
+class Drained:
+    """What `drain_while_reading` saw: the drafts drained and the most items the adapter held
+    at once."""
+
+    loops: list[DraftLoop]
+    items: list[DraftItem]
+    most_held: int
+
+
+def drain_while_reading(adapter: Adapter, path: Path) -> Drained:
+    """Feed every record of a trace file to `adapter`, draining after each (a drained item must
+    have left the adapter at once); `finish` is the caller's."""
+    loops: list[DraftLoop] = []
+    items: list[DraftItem] = []
+    most_held = 0
+    for position, values in decoded_records(path):
+        for value in values:
+            adapter.feed(position, value)
+        got_loops, got_items = adapter.drain()
+        held = {id(item) for item in adapter.items}
+        assert not any(id(item) in held for item in got_items)
+        loops += got_loops
+        items += got_items
+        most_held = max(most_held, len(adapter.items))
+    return Drained(loops, items, most_held)
 
 
 def largest(folder: Path) -> Path:

@@ -90,13 +90,19 @@ def test_inspect_verifies_the_raw_bytes(built: Path, tmp_path: Path) -> None:
     assert missing.returncode == 1 and "not in" in missing.stderr
 
 
-def test_inspect_notices_a_changed_source(tmp_path: Path) -> None:
+def _one_record(tmp_path: Path) -> tuple[Path, Path, int]:
+    """A one-line Claude Code trace built into a dataset: the trace, the dataset, the record id."""
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"type":"user","sessionId":"s1","message":{"content":"hi"}}\n')
     dataset = tmp_path / "ds"
     assert run("build", "--dataset", str(dataset), str(trace)).returncode == 0
     rid = run("sql", "--dataset", str(dataset), "--format", "json", "SELECT record_id FROM records")
     record_id = json.loads(rid.stdout)[0]["record_id"]
+    return trace, dataset, int(record_id)
+
+
+def test_inspect_notices_a_changed_source(tmp_path: Path) -> None:
+    trace, dataset, record_id = _one_record(tmp_path)
     trace.write_text('{"type":"user","sessionId":"s1","message":{"content":"HI"}}\n')
     done = run("inspect", "--dataset", str(dataset), str(record_id))
     assert done.returncode == 1 and "changed" in done.stdout
@@ -175,12 +181,7 @@ def test_demo_builds_every_runtime_and_reports(tmp_path: Path) -> None:
 
 
 def test_a_vanished_source_is_reported_missing_not_failed(tmp_path: Path) -> None:
-    trace = tmp_path / "t.jsonl"
-    trace.write_text('{"type":"user","sessionId":"s1","message":{"content":"hi"}}\n')
-    dataset = tmp_path / "ds"
-    assert run("build", "--dataset", str(dataset), str(trace)).returncode == 0
-    rid = run("sql", "--dataset", str(dataset), "--format", "json", "SELECT record_id FROM records")
-    record_id = json.loads(rid.stdout)[0]["record_id"]
+    trace, dataset, record_id = _one_record(tmp_path)
     trace.unlink()
     rebuilt = run("build", "--dataset", str(dataset), "--format", "json", str(tmp_path))
     assert rebuilt.returncode == 0 and json.loads(rebuilt.stdout)["missing"] == 1

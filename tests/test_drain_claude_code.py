@@ -10,27 +10,16 @@ from __future__ import annotations
 import gc
 
 from tests.conftest import CORPUS
-from tests.facts import decoded_records, largest
-from traceidx.adapters.base import DraftItem, DraftLoop
+from tests.facts import drain_while_reading, largest
 from traceidx.adapters.claude_code import ClaudeCodeAdapter
 
 PUBLIC = CORPUS / "public" / "claude"
 
 
 def test_drain_returns_most_items_and_keeps_little() -> None:
-    path = largest(PUBLIC)
     adapter = ClaudeCodeAdapter()
-    loops: list[DraftLoop] = []
-    items: list[DraftItem] = []
-    retained = 0
-    for position, objs in decoded_records(path):
-        for obj in objs:
-            adapter.feed(position, obj)
-        got_loops, got_items = adapter.drain()
-        loops += got_loops
-        items += got_items
-        retained = max(retained, len(adapter.items))
-        del got_loops, got_items
+    drained = drain_while_reading(adapter, largest(PUBLIC))
+    items = drained.items
 
     # nothing the adapter still holds refers to a drained item
     gc.collect()
@@ -41,6 +30,6 @@ def test_drain_returns_most_items_and_keeps_little() -> None:
     total = len(items) + len(draft.items)
     assert total > 300  # a long transcript, so the numbers below mean something
     assert len(items) >= 0.9 * total
-    assert retained <= max(50, total // 20)
-    assert loops  # settled Loops leave too, not only items
+    assert drained.most_held <= max(50, total // 20)
+    assert drained.loops  # settled Loops leave too, not only items
     assert all(item not in draft.items for item in items[:10])

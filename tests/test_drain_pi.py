@@ -8,32 +8,23 @@ every item before `finish`. Small chains show what is held back and when it is r
 from __future__ import annotations
 
 from tests.conftest import CORPUS
-from tests.facts import decoded_records, largest
+from tests.facts import drain_while_reading, largest
 from tests.test_pi_adapter import Chain
 from traceidx.adapters.base import DraftItem
 from traceidx.adapters.pi import PiAdapter
 
 
 def test_draining_the_largest_public_file_returns_most_items_before_finish() -> None:
-    records = decoded_records(largest(CORPUS / "public" / "pi"))
     adapter = PiAdapter()
-    drained_items = drained_loops = 0
-    most_kept = 0
-    for position, values in records:
-        for value in values:
-            adapter.feed(position, value)
-        loops, items = adapter.drain()
-        drained_loops += len(loops)
-        drained_items += len(items)
-        most_kept = max(most_kept, len(adapter.items))
+    drained = drain_while_reading(adapter, largest(CORPUS / "public" / "pi"))
     draft = adapter.finish()
-    total_items = drained_items + len(draft.items)
-    total_loops = drained_loops + len(draft.loops)
+    total_items = len(drained.items) + len(draft.items)
+    total_loops = len(drained.loops) + len(draft.loops)
     assert total_items > 1000 and total_loops > 10
-    assert drained_items >= 0.8 * total_items, (drained_items, total_items)
+    assert len(drained.items) >= 0.8 * total_items, (len(drained.items), total_items)
     assert len(draft.loops) <= 1  # only the last Loop waits for the end of the file
     # the adapter never holds more than a small window of undrained items
-    assert most_kept < 0.05 * total_items, (most_kept, total_items)
+    assert drained.most_held < 0.05 * total_items, (drained.most_held, total_items)
 
 
 def _drain_after_each(chain: Chain) -> list[tuple[list[int], list[str]]]:

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from traceidx.frame import fingerprint
-from traceidx.records import RecordColumns, records_table
+from traceidx.records import RecordColumns, SourceKeys, records_table
 from traceidx.schema import to_table
 
 _RECORD = st.tuples(
@@ -18,27 +18,39 @@ _RECORD = st.tuples(
     st.one_of(st.none(), st.integers(-(1 << 50), 1 << 50)),  # occurred_at
     st.one_of(st.none(), st.text(max_size=12)),  # native type
 )
-_RUN = st.tuples(
-    st.integers(0, (1 << 63) - 1), st.integers(0, 1 << 30), st.lists(_RECORD, max_size=20)
-)
+_RUN = st.tuples(st.integers(0, (1 << 63) - 1), st.integers(0, 40), st.lists(_RECORD, max_size=20))
 
 
 @given(st.lists(_RUN, max_size=4))
 def test_records_table_equals_encoding_the_record_objects(runs: list) -> None:
     columns = []
     for source_id, first, records in runs:
-        run = RecordColumns(source_id, first)
+        keys = SourceKeys()
+        for position in range(first):  # the source's earlier records, in another run
+            keys.add(position, None, fingerprint(b"%d" % position).encode("ascii"))
+        run = RecordColumns(source_id, keys, first)
         for record_id, start, length, content, status, occurred_at, native_type in records:
-            digest = fingerprint(content).encode("ascii")
-            run.append(record_id, start, start + length, digest, status, occurred_at, native_type)
+            keys.add(record_id, occurred_at, fingerprint(content).encode("ascii"))
+            run.append(start, start + length, status, native_type)
         columns.append(run)
     objects = [record for run in columns for record in run.objects()]
     assert records_table(columns).equals(to_table("records", objects))
 
 
 def test_a_run_continues_where_the_last_one_stopped() -> None:
-    run = RecordColumns(7, first=3)
-    run.append(11, 0, 5, b"0" * 32, "ok", None, "user")
+    keys = SourceKeys()
+    run = RecordColumns(7, keys, first=0)
+    keys.add(11, None, b"0" * 32)
+    run.append(0, 5, "ok", "user")
     rest = run.rest()
-    assert (rest.source_id, rest.first, len(rest)) == (7, 4, 0)
-    assert [r.source_position for r in run.objects()] == [3]
+    assert (rest.source_id, rest.first, len(rest), rest.keys) == (7, 1, 0, keys)
+    assert [(r.source_position, r.record_id) for r in run.objects()] == [(0, 11)]
+
+
+def test_source_digests_cover_the_fingerprints_in_order() -> None:
+    keys = SourceKeys()
+    for position in range(5):
+        keys.add(position, None, fingerprint(b"%d" % position).encode("ascii"))
+    whole, prefixes = keys.digests([2, 5, 9])
+    assert whole == fingerprint(bytes(keys.fingerprints))
+    assert prefixes == {2: fingerprint(bytes(keys.fingerprints[:64])), 5: whole}

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from traceidx.dataset import Partition, partition_of
 from traceidx.ingest import SourceResult
-from traceidx.records import RecordColumns, records_table
+from traceidx.records import records_table
 from traceidx.schema import to_table
 
 
@@ -60,7 +60,7 @@ def encode_rows(rows: dict[str, list[Any]]) -> dict[str, pa.Table]:
 def row_count(table: str, objs: list[Any]) -> int:
     """How many rows a table's entry of `encode_rows` input holds."""
     if table == "records":
-        return sum(len(run) for run in objs if isinstance(run, RecordColumns))
+        return sum(len(run) for run in objs)
     return len(objs)
 
 

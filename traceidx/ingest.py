@@ -20,10 +20,8 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from array import array
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from hashlib import blake2b
 from typing import Any, Literal
 
 import msgspec
@@ -35,7 +33,7 @@ from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
 from traceidx.model import Item, Loop, Source
 from traceidx.project import Projection, Projector
-from traceidx.records import NO_TIME, RecordColumns
+from traceidx.records import RecordColumns, SourceKeys
 from traceidx.sourceio import CHUNK_BYTES, StreamStats, logical_chunks
 from traceidx.sync import head_digest, head_fingerprint
 from traceidx.text import DEFAULT_TEXT_LIMIT
@@ -49,6 +47,9 @@ MAX_LINE_WARNINGS = 5
 DRAIN_EVERY = 512
 #: ...and pending rows are handed over once the lines behind them reach this many bytes
 FLUSH_BYTES = 32 << 20
+
+#: the records of a source that has none to publish (never appended to)
+_NO_RECORDS = RecordColumns(0, SourceKeys())
 
 #: receives rows of a source as they settle: domain objects by table
 RowSink = Callable[[dict[str, list[Any]]], None]
@@ -74,7 +75,7 @@ class SourceResult:
     oversized: int = 0
     unknown_types: dict[str, int] = field(default_factory=dict)
     source: Source | None = None
-    records: RecordColumns = field(default_factory=lambda: RecordColumns(0))
+    records: RecordColumns = field(default_factory=lambda: _NO_RECORDS)
     projection: Projection | None = None
     record_count: int = 0
     loop_count: int = 0
@@ -149,15 +150,12 @@ class _Run:
         self.sink = sink
         self.prefix_counts = prefix_counts
         self.source_id = ids.source_id(result.locator)
-        result.records = RecordColumns(self.source_id)
+        self.keys = SourceKeys()  # of every record read, from the source's first line
+        result.records = RecordColumns(self.source_id, self.keys)
         self.adapter: Adapter | None = None
         self.head: list[tuple[FramedLine, Any, str]] = []
         self.undecided = True
         self.first_shape = "no lines"
-        self.record_ids = array("q")
-        self.times = array("q")
-        self.fingerprints = bytearray()
-        self.hasher = blake2b(digest_size=16)
         self.projector: Projector | None = None
         self.loops: list[Loop] = []
         self.items: list[Item] = []
@@ -170,15 +168,7 @@ class _Run:
         self.adapter = pickle.loads(checkpoint.adapter)
         self.undecided = False
         result.runtime = checkpoint.runtime
-        self.record_ids.frombytes(checkpoint.record_ids)
-        self.times.frombytes(checkpoint.times)
-        self.fingerprints = bytearray(checkpoint.fingerprints)
-        done = 0
-        for count in sorted(c for c in self.prefix_counts if c <= len(self.record_ids)):
-            self.hasher.update(self.fingerprints[32 * done : 32 * count])
-            result.prefix_digests[count] = self.hasher.hexdigest()
-            done = count
-        self.hasher.update(self.fingerprints[32 * done :])
+        self.keys = SourceKeys(checkpoint.record_ids, checkpoint.times, checkpoint.fingerprints)
         if checkpoint.projector is not None:
             assert self.adapter is not None and self.adapter.session is not None
             projector = self.start(checkpoint.runtime, self.adapter.session.native_id)
@@ -186,8 +176,8 @@ class _Run:
         for key, value in checkpoint.counters.items():
             setattr(result, key, value)
         framer = Framer(self.settings.max_record_bytes, offset=checkpoint.offset)
-        framer.position = len(self.record_ids)
-        result.records = RecordColumns(self.source_id, framer.position)
+        framer.position = len(self.keys)
+        result.records = RecordColumns(self.source_id, self.keys, framer.position)
         return framer
 
     def snapshot(self, offset: int) -> Checkpoint | None:
@@ -219,25 +209,19 @@ class _Run:
             runtime=result.runtime,
             offset=offset,
             adapter=adapter,
-            record_ids=self.record_ids.tobytes(),
-            times=self.times.tobytes(),
-            fingerprints=bytes(self.fingerprints),
+            record_ids=self.keys.ids.tobytes(),
+            times=self.keys.times.tobytes(),
+            fingerprints=bytes(self.keys.fingerprints),
             projector=self.projector.state() if self.projector is not None else None,
             counters=counters,
             anchor=where,
         )
 
-    def time_of(self, position: int) -> int | None:
-        if position >= len(self.times):
-            return None
-        value = self.times[position]
-        return None if value == NO_TIME else value
-
     def start(self, runtime: str, native_id: str) -> Projector:
         """The source's projector, bound to its Session."""
         if self.projector is None:
             self.projector = Projector(
-                runtime, self.source_id, self.settings.text_limit, self.time_of, self.record_ids
+                runtime, self.source_id, self.settings.text_limit, self.keys.time, self.keys.ids
             )
             self.projector.start(native_id)
         elif self.projector.session_id != ids.session_id(runtime, native_id):
@@ -336,18 +320,9 @@ class _Run:
         if self.adapter is None:
             return
         record_id = ids.record_id(self.source_id, line.position)
-        fingerprint = line.fingerprint.encode("ascii")
-        occurred_at = facts.occurred_at
-        self.result.records.append(
-            record_id, line.start, line.end, fingerprint, status, occurred_at, facts.native_type
-        )
-        self.record_ids.append(record_id)
-        self.times.append(NO_TIME if occurred_at is None else occurred_at)
-        self.hasher.update(fingerprint)
-        if self.prefix_counts and len(self.record_ids) in self.prefix_counts:
-            self.result.prefix_digests[len(self.record_ids)] = self.hasher.hexdigest()
+        self.keys.add(record_id, facts.occurred_at, line.fingerprint.encode("ascii"))
+        self.result.records.append(line.start, line.end, status, facts.native_type)
         if self.sink is not None:
-            self.fingerprints += fingerprint
             self.pending_bytes += line.end - line.start
             self.since_drain += 1
             if self.since_drain >= DRAIN_EVERY:
@@ -391,11 +366,11 @@ def ingest(
             run.decide()
     except FileNotFoundError:
         result.reason, result.vanished = "vanished during the build", True
-        result.records = RecordColumns(0)
+        result.records = _NO_RECORDS
         return result
     except OSError as exc:
         result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
-        result.records = RecordColumns(0)
+        result.records = _NO_RECORDS
         return result
     result.tail_bytes = framer.tail_bytes
     result.indexed_bytes = framer.offset
@@ -432,9 +407,9 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
     loops = run.loops + tail_loops
     items = run.items + tail_items
     projection = Projection(projector.session(draft.session), loops, items)
-    result.record_count = len(run.record_ids)
+    result.record_count = len(run.keys)
     result.loop_count, result.item_count = projector.loop_count, projector.item_count
-    result.digest = run.hasher.hexdigest()
+    result.digest, result.prefix_digests = run.keys.digests(run.prefix_counts)
     result.state = "indexed"
     result.source = Source(
         run.source_id,
@@ -448,5 +423,5 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
 
 def _skip(result: SourceResult, reason: str) -> SourceResult:
     result.state, result.reason, result.projection = "skipped", reason, None
-    result.records = RecordColumns(0)
+    result.records = _NO_RECORDS
     return result

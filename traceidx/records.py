@@ -1,7 +1,14 @@
 """Records kept column by column as a source is framed, and their Arrow table.
 
 A source yields one Record per complete line, so its records are a run of consecutive
-positions. `RecordColumns` appends each record's facts to flat arrays (no object per line);
+positions, and nothing is kept as an object per line:
+
+* `SourceKeys` holds, for every position of a source from its first line, the record id,
+  the runtime's time and the fingerprint: the whole source needs them (the projector looks ids
+  and times up, a checkpoint keeps them, the source's digests are taken over them);
+* `RecordColumns` holds the rest of a run of records (where each line is, how it parsed, its
+  native type) and reads the keys of its positions from the source's `SourceKeys`.
+
 `records_table` turns runs of one or more sources into the ``records`` table, equal to
 encoding the `traceidx.model.Record` objects `RecordColumns.objects` describes.
 """
@@ -9,7 +16,8 @@ encoding the `traceidx.model.Record` objects `RecordColumns.objects` describes.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from hashlib import blake2b
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,73 +30,89 @@ NO_TIME = -(1 << 63)
 _FINGERPRINT_CHARS = 32
 
 
-class RecordColumns:
-    """Consecutive Records of one source, from position `first` on."""
+class SourceKeys:
+    """Record id, time and fingerprint of every record of one source, by position."""
 
-    __slots__ = (
-        "ends",
-        "fingerprints",
-        "first",
-        "ids",
-        "native_types",
-        "source_id",
-        "starts",
-        "statuses",
-        "times",
-    )
+    __slots__ = ("fingerprints", "ids", "times")
 
-    def __init__(self, source_id: int, first: int = 0) -> None:
-        self.source_id = source_id
-        self.first = first
-        self.ids = array("q")
-        self.starts = array("q")
-        self.ends = array("q")
-        self.times = array("q")
-        self.fingerprints = bytearray()  # 32 lowercase hex characters per record
-        self.statuses: list[str] = []
-        self.native_types: list[str | None] = []
+    def __init__(self, ids: bytes = b"", times: bytes = b"", fingerprints: bytes = b"") -> None:
+        self.ids = array("q", ids)
+        self.times = array("q", times)
+        self.fingerprints = bytearray(fingerprints)  # 32 lowercase hex characters each
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def append(
-        self,
-        record_id: int,
-        start: int,
-        end: int,
-        fingerprint: bytes,
-        status: str,
-        occurred_at: int | None,
-        native_type: str | None,
-    ) -> None:
-        """The next record (at position ``first + len(self)``)."""
+    def add(self, record_id: int, occurred_at: int | None, fingerprint: bytes) -> None:
+        """The keys of the next position."""
         self.ids.append(record_id)
-        self.starts.append(start)
-        self.ends.append(end)
         self.times.append(NO_TIME if occurred_at is None else occurred_at)
         self.fingerprints += fingerprint
+
+    def time(self, position: int) -> int | None:
+        """The runtime's time on the record at `position` (None if none, or not read yet)."""
+        if position >= len(self.times):
+            return None
+        value = self.times[position]
+        return None if value == NO_TIME else value
+
+    def digests(self, counts: Collection[int] = ()) -> tuple[str, dict[int, str]]:
+        """BLAKE2b-128 over the fingerprints in order: of all of them, and of the first
+        `count` of them for each of `counts` this source reaches."""
+        hasher = blake2b(digest_size=16)
+        prefixes: dict[int, str] = {}
+        done = 0
+        for count in sorted(c for c in counts if c <= len(self)):
+            hasher.update(self.fingerprints[32 * done : 32 * count])
+            prefixes[count] = hasher.hexdigest()
+            done = count
+        hasher.update(self.fingerprints[32 * done :])
+        return hasher.hexdigest(), prefixes
+
+
+class RecordColumns:
+    """Consecutive Records of one source, from position `first` on (their keys in `keys`)."""
+
+    __slots__ = ("ends", "first", "keys", "native_types", "source_id", "starts", "statuses")
+
+    def __init__(self, source_id: int, keys: SourceKeys, first: int = 0) -> None:
+        self.source_id = source_id
+        self.keys = keys
+        self.first = first
+        self.starts = array("q")
+        self.ends = array("q")
+        self.statuses: list[str] = []
+        self.native_types: list[str | None] = []
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def append(self, start: int, end: int, status: str, native_type: str | None) -> None:
+        """The next record (at position ``first + len(self)``; its keys already added)."""
+        self.starts.append(start)
+        self.ends.append(end)
         self.statuses.append(status)
         self.native_types.append(native_type)
 
     def rest(self) -> RecordColumns:
         """An empty run continuing this one (for the records after these)."""
-        return RecordColumns(self.source_id, self.first + len(self))
+        return RecordColumns(self.source_id, self.keys, self.first + len(self))
 
     def objects(self) -> list[Record]:
         """The domain objects these columns describe."""
         out = []
-        for i, record_id in enumerate(self.ids):
-            time = self.times[i]
-            fingerprint = self.fingerprints[32 * i : 32 * i + 32].decode("ascii")
+        for i in range(len(self)):
+            position = self.first + i
+            fingerprint = self.keys.fingerprints[32 * position : 32 * position + 32]
             out.append(
                 Record(
-                    record_id=record_id,
+                    record_id=self.keys.ids[position],
                     source_id=self.source_id,
-                    source_position=self.first + i,
+                    source_position=position,
                     content_range=ByteRange(self.starts[i], self.ends[i]),
-                    fingerprint=fingerprint,
+                    fingerprint=fingerprint.decode("ascii"),
                     parse_status=self.statuses[i],  # type: ignore[arg-type]
-                    occurred_at=None if time == NO_TIME else time,
+                    occurred_at=self.keys.time(position),
                     native_type=self.native_types[i],
                 )
             )
@@ -106,14 +130,14 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
     statuses: list[str] = []
     native_types: list[str | None] = []
     for run in runs:
-        count = len(run)
-        ids += run.ids
+        first, count, keys = run.first, len(run), run.keys
+        ids += keys.ids[first : first + count]
         starts += run.starts
         ends += run.ends
-        times += run.times
-        positions += array("q", range(run.first, run.first + count))
+        times += keys.times[first : first + count]
+        positions += array("q", range(first, first + count))
         sources += array("q", [run.source_id]) * count
-        fingerprints += run.fingerprints
+        fingerprints += keys.fingerprints[32 * first : 32 * (first + count)]
         statuses += run.statuses
         native_types += run.native_types
     count = len(ids)

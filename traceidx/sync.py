@@ -60,14 +60,6 @@ def head_fingerprint(locator: str, size: int) -> str:
         return head_digest(stream.read(min(HEAD_BYTES, size)))
 
 
-def records_digest(fingerprints: list[str]) -> str:
-    """A digest of a source's ordered record fingerprints (used to recognise moved files)."""
-    hasher = blake2b(digest_size=16)
-    for fp in fingerprints:
-        hasher.update(fp.encode("ascii"))
-    return hasher.hexdigest()
-
-
 def decide(locator: str, entry: dict[str, Any] | None, rebuild: bool) -> Decision:
     """The action for one locator given its stored manifest entry."""
     try:
