@@ -1,8 +1,8 @@
 """Benchmark corpora: the demo generator at a target size, and a real-shaped Claude corpus.
 
-* ``generated(root, megabytes, seed)`` writes the demo corpus (every runtime the demo
-  supports, deterministic by seed), growing the number of sessions until the target size is
-  reached.
+* ``generated(root, megabytes, seed, long_sessions)`` writes the demo corpus (every runtime
+  the demo supports, deterministic by seed), growing the number of sessions until the target
+  size is reached; without long sessions it is many small sources.
 * ``real_shaped(root, public_claude, copies)`` copies the public Claude Code transcripts
   ``copies`` times; in copy *k* every UUID and every ``msg_``/``req_`` id is rewritten
   deterministically, so sessions, requests and messages are unique across copies while the
@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 from traceidx.demo import generate_corpus
@@ -30,17 +31,30 @@ def size_of(files: list[Path]) -> int:
     return sum(p.stat().st_size for p in files)
 
 
-def generated(root: Path, megabytes: float, seed: int = 1) -> list[Path]:
-    """A demo corpus of at least `megabytes` MB of trace files under `root`."""
+def generated(
+    root: Path, megabytes: float, seed: int = 1, long_sessions: bool = True
+) -> list[Path]:
+    """A demo corpus of at least `megabytes` MB of trace files under `root` (without
+    `long_sessions`, short sessions only: many small sources)."""
     probe = root / "_probe"
-    written = generate_corpus(probe, sessions=8, seed=seed)
-    per_session = size_of([p for ps in written.values() for p in ps]) / (8 * len(written))
-    for path in probe.rglob("*"):
-        if path.is_file():
-            path.unlink()
-    sessions = max(1, int(megabytes * 1e6 / per_session / len(written)) + 1)
-    generate_corpus(root / "corpus", sessions=sessions, seed=seed)
-    return trace_files(root / "corpus")
+    count = 16
+    written = generate_corpus(probe, sessions=count, seed=seed, long_sessions=long_sessions)
+    per_session = size_of([p for ps in written.values() for p in ps]) / (count * len(written))
+    shutil.rmtree(probe)
+    target = megabytes * 1e6
+    sessions = max(1, int(target / per_session / len(written)) + 1)
+    while True:  # the probe only estimates: grow until the target is reached
+        files = _generate(root / "corpus", sessions, seed, long_sessions)
+        size = size_of(files)
+        if size >= target:
+            return files
+        sessions = int(sessions * target / size * 1.02) + 1
+
+
+def _generate(folder: Path, sessions: int, seed: int, long_sessions: bool) -> list[Path]:
+    shutil.rmtree(folder, ignore_errors=True)
+    generate_corpus(folder, sessions=sessions, seed=seed, long_sessions=long_sessions)
+    return trace_files(folder)
 
 
 def copy_line_ids(data: bytes, k: int) -> bytes:

@@ -4,8 +4,10 @@ Usage::
 
     python benchmarks/run.py [--megabytes 1000] [--real-copies 40] [--single-mb 0]
                              [--jobs 2] [--ccusage] [--out results.json] [--workdir DIR]
+                             [--short-sessions]
 
-For each corpus (the demo generator at ``--megabytes``; ``--real-copies`` id-unique copies
+For each corpus (the demo generator at ``--megabytes``, with its calibrated mix of short and
+long sessions, or short ones only with ``--short-sessions``; ``--real-copies`` id-unique copies
 of the public Claude Code transcripts, when the shared corpus is present) it measures, in
 one run on this machine:
 
@@ -295,6 +297,11 @@ def main() -> int:
     parser.add_argument("--single-mb", type=float, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--short-sessions",
+        action="store_true",
+        help="generate short sessions only (many small sources, e.g. 10,000 at 540 MB)",
+    )
     parser.add_argument("--ccusage", action="store_true")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/latest.json"))
     parser.add_argument("--workdir", type=Path, default=None)
@@ -305,7 +312,7 @@ def main() -> int:
     extra: dict[str, Any] = {}
     try:
         start = time.perf_counter()
-        files = generated(work / "generated", args.megabytes, args.seed)
+        files = generated(work / "generated", args.megabytes, args.seed, not args.short_sessions)
         extra["generate_s"] = round(time.perf_counter() - start, 1)
         results.append(scenario("generated", work / "generated" / "corpus", files, args.jobs))
         public = args.public_claude or (
@@ -329,6 +336,7 @@ def main() -> int:
             "platform": platform.platform(),
         },
         "jobs": args.jobs,
+        "short_sessions": args.short_sessions,
         "results": results,
         **extra,
     }

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import corpus_path
 from traceidx.demo import GENERATORS, generate_corpus, main
 from traceidx.model import RUNTIMES
 
@@ -30,3 +31,34 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for line, paths in zip(out, again.values(), strict=True):
         size = sum(p.stat().st_size for p in paths)
         assert f": {len(paths)} files, {size} bytes" in line
+
+
+# The public corpus folder holding each runtime's real transcripts (dsh has only test snapshots
+# there, so its session lengths have nothing real to be held against).
+REAL_FOLDERS = {"claude_code": "claude", "codex": "codex", "pi": "pi"}
+
+
+def _session_lengths(paths: list[Path]) -> list[tuple[int, int]]:
+    """(lines, bytes) of each session file."""
+    rows = []
+    for path in paths:
+        data = path.read_bytes()
+        rows.append((data.count(b"\n"), len(data)))
+    return rows
+
+
+def _long_share(rows: list[tuple[int, int]]) -> float:
+    """The share of the bytes that lie in sessions of 500 lines or more."""
+    return sum(size for lines, size in rows if lines >= 500) / sum(size for _, size in rows)
+
+
+@pytest.mark.parametrize("runtime", sorted(REAL_FOLDERS))
+def test_session_lengths_calibrated_to_real_transcripts(runtime: str, tmp_path: Path) -> None:
+    # Most real sessions are short, yet most of the bytes lie in long working sessions.
+    real = _session_lengths(sorted(corpus_path("public", REAL_FOLDERS[runtime]).rglob("*.jsonl")))
+    made = _session_lengths(
+        generate_corpus(tmp_path, sessions=64, seed=2, runtimes=[runtime])[runtime]
+    )
+    assert abs(_long_share(made) - _long_share(real)) <= 0.2, (_long_share(made), _long_share(real))
+    median = sorted(lines for lines, _ in made)[len(made) // 2]
+    assert median < 100, median

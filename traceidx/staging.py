@@ -33,6 +33,8 @@ PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd", "write_statistics":
 ROW_GROUP_BYTES = 64 << 20
 #: rows read at a time from a previous part
 READ_ROWS = 8 * 1024
+#: spooled rows are written through a buffer of this size (not one write per Arrow buffer)
+SPOOL_BUFFER = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,8 @@ def spool(path: Path, table: str, runs: list[tuple[str, pa.Table]]) -> list[tupl
     out: list[tuple[str, Spooled]] = []
     index = 0
     schema = runs[0][1].schema
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+    sink = pa.output_stream(str(path), compression=None, buffer_size=SPOOL_BUFFER)
+    with sink, pa.ipc.new_file(sink, schema) as writer:
         for key, data in runs:
             batches = data.to_batches()
             for batch in batches:

@@ -1,7 +1,8 @@
 """Deterministic demo corpora, one generator per runtime (the demo and the benchmarks share them).
 
-Each runtime module exposes ``generate(root, *, sessions, seed) -> list[Path]``, writing files
-laid out as that runtime lays them out under its own home directory (``root/<runtime>/...``).
+Each runtime module exposes ``generate(root, *, sessions, seed, long_sessions) -> list[Path]``,
+writing files laid out as that runtime lays them out under its own home directory
+(``root/<runtime>/...``); how long the sessions are is decided in ``shape``.
 ``python -m traceidx.demo OUT --sessions N --seed S [--runtime R ...]``.
 """
 
@@ -31,12 +32,20 @@ def generator(runtime: str) -> Generator:
 
 
 def generate_corpus(
-    root: Path, *, sessions: int = 12, seed: int = 0, runtimes: Iterable[str] | None = None
+    root: Path,
+    *,
+    sessions: int = 12,
+    seed: int = 0,
+    runtimes: Iterable[str] | None = None,
+    long_sessions: bool = True,
 ) -> dict[str, list[Path]]:
-    """Write `sessions` sessions of every (or each chosen) runtime under `root`/<runtime>."""
+    """Write `sessions` sessions of every (or each chosen) runtime under `root`/<runtime>
+    (without `long_sessions`, every session is a short one: many small sources)."""
     chosen = list(runtimes) if runtimes is not None else list(GENERATORS)
     return {
-        rt: generator(rt)(Path(root) / rt, sessions=sessions, seed=seed + i)
+        rt: generator(rt)(
+            Path(root) / rt, sessions=sessions, seed=seed + i, long_sessions=long_sessions
+        )
         for i, rt in enumerate(chosen)
     }
 

@@ -38,6 +38,8 @@ from typing import Any
 
 import msgspec
 
+from traceidx.demo.shape import long_indexes
+
 Obj = dict[str, Any]
 
 VERSION = "2.1.332"
@@ -2161,8 +2163,11 @@ class _Transcript:
 class _SessionGen:
     """Generates one main session (and its subagents) into memory."""
 
-    def __init__(self, rng: random.Random, index: int, total: int, root: Path) -> None:
+    def __init__(
+        self, rng: random.Random, index: int, total: int, root: Path, long: bool = False
+    ) -> None:
         self.rng = rng
+        self.long = long  # a long working session: many turns of many steps
         self.ids = _Ids(rng)
         self.root = root
         self.project = rng.choices(PROJECTS, weights=[p.weight for p in PROJECTS])[0]
@@ -2215,7 +2220,7 @@ class _SessionGen:
 
     def run(self) -> None:
         self.main.meta({"type": "permission-mode", "permissionMode": self.permission_mode})
-        turns = self.rng.randint(1, 5)
+        turns = self.rng.randint(12, 30) if self.long else self.rng.randint(1, 5)
         if self.compaction == "manual":
             turns = max(turns, 2)
         for t in range(turns):
@@ -2229,6 +2234,8 @@ class _SessionGen:
     def wants_auto_compact(self, late: bool) -> bool:
         tr = self.main
         full = tr.cached + tr.pending >= AUTO_COMPACT_TOKENS
+        if self.long and full:  # a long session fills its context now and then
+            return True
         return self.compaction == "auto" and tr.responses >= 3 and (late or full)
 
     def between_turns(self, last: bool) -> None:
@@ -2323,7 +2330,7 @@ class _SessionGen:
         self.open_turn(t, text)
         scenario = self.pick_scenario(forced)
         c.long_output = scenario == "long_output"
-        steps = self.rng.randint(1, 7)
+        steps = self.rng.randint(5, 20) if self.long else self.rng.randint(1, 7)
         if forced is not None:
             steps = max(steps, 3)
         special = self.rng.randrange(steps)
@@ -2672,12 +2679,15 @@ def _handback(report: str, agent_id: str, tokens: int, tools: int, ms: int) -> s
 # Public API
 
 
-def generate(root: Path, *, sessions: int = 12, seed: int = 0) -> list[Path]:
+def generate(
+    root: Path, *, sessions: int = 12, seed: int = 0, long_sessions: bool = True
+) -> list[Path]:
     """Write `sessions` Claude Code sessions under `root`; return the .jsonl paths (sorted)."""
     rng = random.Random(seed)
+    long = long_indexes("claude_code", seed, sessions, long_sessions)
     paths: list[Path] = []
     for index in range(sessions):
-        gen = _SessionGen(rng, index, sessions, Path(root))
+        gen = _SessionGen(rng, index, sessions, Path(root), index in long)
         gen.run()
         paths.extend(gen.write())
     return sorted(paths)

@@ -39,6 +39,8 @@ from typing import Any
 
 import msgspec
 
+from traceidx.demo.shape import long_indexes
+
 Obj = dict[str, Any]
 _ENCODE = msgspec.json.Encoder()
 _START = datetime(2026, 9, 28, 8, 0, tzinfo=UTC)
@@ -759,9 +761,12 @@ def _uuid7(rng: random.Random, moment: datetime) -> str:
 class _Session:
     """Writes one session (and its subagent child, if any)."""
 
-    def __init__(self, rng: random.Random, index: int, scenario: str, root: Path) -> None:
+    def __init__(
+        self, rng: random.Random, index: int, scenario: str, root: Path, long: bool = False
+    ) -> None:
         self.rng = rng
         self.scenario = scenario
+        self.long = long  # a long working session: many follow-up turns of many commands
         self.root = root
         start = _START + timedelta(days=index // 4, hours=index % 4 * 2, minutes=rng.randint(0, 59))
         self.project = PROJECTS[index % len(PROJECTS)]
@@ -1049,6 +1054,9 @@ class _Session:
             self.complete(out, turn, "Added `notes.md`.")
         elif rng.random() < 0.5:
             self.work_turn(out, False, rng.choice(FOLLOW_UPS), rng.randint(0, 3))
+        for _ in range(rng.randint(8, 20) if self.long else 0):
+            out.tick(20_000, 600_000)
+            self.work_turn(out, False, rng.choice(FOLLOW_UPS), rng.randint(4, 14))
         self.files.append(self.save(out))
         return self.files
 
@@ -1187,9 +1195,12 @@ def _renumber(lines: list[bytes], first: int) -> list[bytes]:
 SCENARIOS = ("failing", "interrupt", "failed", "subagent", "compaction", "polled", "patch")
 
 
-def generate(root: Path, *, sessions: int = 12, seed: int = 0) -> list[Path]:
+def generate(
+    root: Path, *, sessions: int = 12, seed: int = 0, long_sessions: bool = True
+) -> list[Path]:
     """Write `sessions` Codex sessions (plus subagent children) under `root`; sorted paths."""
     rng = random.Random(seed)
+    long = long_indexes("codex", seed, sessions, long_sessions)
     paths: list[Path] = []
     for index in range(sessions):
         if index < len(SCENARIOS):
@@ -1197,5 +1208,5 @@ def generate(root: Path, *, sessions: int = 12, seed: int = 0) -> list[Path]:
         else:
             scenario = rng.choice(SCENARIOS + ("plain",) * 5)
         session_rng = random.Random(rng.getrandbits(64))
-        paths.extend(_Session(session_rng, index, scenario, Path(root)).write())
+        paths.extend(_Session(session_rng, index, scenario, Path(root), index in long).write())
     return sorted(paths)

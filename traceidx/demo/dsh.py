@@ -40,6 +40,8 @@ from typing import Any
 import msgspec
 import zstandard
 
+from traceidx.demo.shape import long_indexes
+
 Obj = dict[str, Any]
 
 BASE_MS = calendar.timegm((2026, 9, 1, 8, 0, 0, 0, 0, 0)) * 1000
@@ -304,8 +306,9 @@ def _text(value: str) -> list[Obj]:
 class _SessionGen:
     """One top-level session (and the subagent children it starts)."""
 
-    def __init__(self, rng: random.Random, index: int, root: Path) -> None:
+    def __init__(self, rng: random.Random, index: int, root: Path, long: bool = False) -> None:
         self.rng = rng
+        self.long = long  # a long working session: many turns of many steps
         self.index = index
         self.root = root
         self.project = rng.choice(PROJECTS)
@@ -482,7 +485,10 @@ class _SessionGen:
             "agent/inbox/spliced",
             {"target": "next-turn", "start": 0, "removedCount": 1, "inserted": []},
         )
-        steps = rng.randint(1, 2) if child else rng.randint(0, 3)
+        if child:
+            steps = rng.randint(1, 2)
+        else:
+            steps = rng.randint(3, 10) if self.long else rng.randint(0, 3)
         top = not child
         if top and last and self.showcase == "crash":
             steps = max(steps, 1)
@@ -815,7 +821,7 @@ class _SessionGen:
         log.add("permission/preset", {"preset": "workspace-write"}, 150)
         log.add("sandbox/mode", {"mode": "workspace-write"})
         log.add("approval/policy", {"policy": "ask"})
-        turns = rng.randint(1, 3)
+        turns = rng.randint(8, 20) if self.long else rng.randint(1, 3)
         for number in range(1, turns + 1):
             if number > 1 and rng.random() < RATES["resume"]:
                 log.add("session/end-seed", {}, rng.randint(60_000, 3_600_000))
@@ -866,13 +872,16 @@ class _SessionGen:
         return paths
 
 
-def generate(root: Path, *, sessions: int = 12, seed: int = 0) -> list[Path]:
+def generate(
+    root: Path, *, sessions: int = 12, seed: int = 0, long_sessions: bool = True
+) -> list[Path]:
     """Write `sessions` top-level dsh sessions (plus their subagent children) under `root`;
     return the session log paths (sorted)."""
     rng = random.Random(seed)
+    long = long_indexes("dsh", seed, sessions, long_sessions)
     paths: list[Path] = []
     for index in range(sessions):
-        gen = _SessionGen(rng, index, Path(root))
+        gen = _SessionGen(rng, index, Path(root), index in long)
         gen.run()
         paths.extend(gen.write())
     return sorted(paths)

@@ -34,6 +34,7 @@ from typing import Any
 import msgspec
 
 from traceidx.demo.codex import Repo
+from traceidx.demo.shape import long_indexes
 
 Obj = dict[str, Any]
 #: a planned tool call: (tool name, arguments, result text, isError, details)
@@ -56,7 +57,6 @@ RATES = {
     "extension": 0.04,
     "long_output": 0.02,
 }
-LONG_EVERY = 12
 SHOWCASE = (
     "abort_tool",
     "retry",
@@ -581,8 +581,8 @@ def _session(rng: random.Random, index: int, total: int, root: Path, long: bool)
         chosen.add(SHOWCASE[index])
     # session length: most are a few short turns; a long working session has many turns,
     # each with many tool rounds (hundreds of lines)
-    turns = rng.randint(6, 14) if long else rng.randint(1, 4)
-    most = rng.randint(10, 20) if long else 3
+    turns = rng.randint(10, 24) if long else rng.randint(1, 4)
+    most = rng.randint(20, 40) if long else 3
     final_flags = {"abort_tool", "abort_stream", "error"} & chosen
     for n in range(turns):
         last = n == turns - 1
@@ -637,9 +637,10 @@ def _session(rng: random.Random, index: int, total: int, root: Path, long: bool)
     return path
 
 
-def generate(root: Path, *, sessions: int = 12, seed: int = 0) -> list[Path]:
+def generate(
+    root: Path, *, sessions: int = 12, seed: int = 0, long_sessions: bool = True
+) -> list[Path]:
     """Write `sessions` Pi sessions under `root`; return the .jsonl paths (sorted)."""
     rng = random.Random(seed)
-    # about one session in LONG_EVERY is a long working session (a seeded choice)
-    long = set(rng.sample(range(sessions), -(-sessions // LONG_EVERY)))
+    long = long_indexes("pi", seed, sessions, long_sessions)
     return sorted(_session(rng, i, sessions, Path(root), i in long) for i in range(sessions))
