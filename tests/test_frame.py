@@ -7,7 +7,14 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceidx.frame import fingerprint, frame_bytes, frame_chunks
+from traceidx.frame import (
+    FINGERPRINT_ALGORITHM,
+    HASHERS,
+    algorithm_of,
+    fingerprint,
+    frame_bytes,
+    frame_chunks,
+)
 
 lines = st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=20)
 
@@ -37,16 +44,23 @@ def test_chunking_never_changes_the_records(body: list[bytes], cuts: list[int]) 
 
 
 @settings(max_examples=50)
-@given(lines, st.integers(min_value=1, max_value=10), st.lists(st.integers(0, 400), max_size=6))
+@given(
+    lines,
+    st.integers(min_value=1, max_value=10),
+    st.lists(st.integers(0, 400), max_size=6),
+    st.sampled_from(sorted(HASHERS)),
+)
 def test_oversized_lines_are_records_without_bytes(
-    body: list[bytes], limit: int, cuts: list[int]
+    body: list[bytes], limit: int, cuts: list[int], algorithm: str
 ) -> None:
+    # every fingerprint algorithm a dataset may hold, whole or streamed while oversized
     data = b"".join(line + b"\n" for line in body)
-    framed = list(frame_chunks(_split(data, cuts), max_record_bytes=limit))
+    framed = list(frame_chunks(_split(data, cuts), max_record_bytes=limit, algorithm=algorithm))
     assert len(framed) == len(body)
     for f, line in zip(framed, body, strict=True):
         assert f.data == (line if len(line) <= limit else None)
-        assert f.fingerprint == fingerprint(line)
+        assert f.fingerprint == HASHERS[algorithm](line).hexdigest()
+        assert algorithm_of(line, f.fingerprint) == algorithm
         assert (f.start, f.end) == (f.start, f.start + len(line))
 
 
@@ -58,3 +72,10 @@ def test_an_unterminated_tail_is_not_a_record() -> None:
 def test_carriage_returns_and_empty_lines_are_kept() -> None:
     framed = frame_bytes(b"a\r\n\n")
     assert [(f.data, f.start, f.end) for f in framed] == [(b"a\r", 0, 2), (b"", 3, 3)]
+
+
+def test_the_fingerprint_is_xxh3_128_of_the_bytes() -> None:
+    # the documented algorithm, pinned by a known value (XXH3-128 of b"abc")
+    assert FINGERPRINT_ALGORITHM == "xxh3-128"
+    assert fingerprint(b"abc") == "06b05ab6733a618578af5f94892f3950"
+    assert algorithm_of(b"abd", fingerprint(b"abc")) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hashlib import blake2b
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -52,5 +54,9 @@ def test_source_digests_cover_the_fingerprints_in_order() -> None:
     for position in range(5):
         keys.add(position, None, fingerprint(b"%d" % position).encode("ascii"))
     whole, prefixes = keys.digests([2, 5, 9])
-    assert whole == fingerprint(bytes(keys.fingerprints))
-    assert prefixes == {2: fingerprint(bytes(keys.fingerprints[:64])), 5: whole}
+
+    def blake2b_128(data: bytes) -> str:
+        return blake2b(data, digest_size=16).hexdigest()
+
+    assert whole == blake2b_128(bytes(keys.fingerprints))
+    assert prefixes == {2: blake2b_128(bytes(keys.fingerprints[:64])), 5: whole}

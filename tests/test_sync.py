@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import os
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
+import traceidx.build
+import traceidx.ingest
 from tests.conftest import corpus_path
 from traceidx.build import build, prune
 from traceidx.dataset import read_manifest
+from traceidx.frame import LEGACY_ALGORITHM, Framer, fingerprint
 from traceidx.ingest import Settings
 from traceidx.query import connect
+from traceidx.sourceio import read_range
 
 
 def _copy(tmp_path: Path, *parts: str) -> Path:
@@ -243,3 +248,44 @@ def test_links_follow_the_linked_session_appearing_and_going(tmp_path: Path) -> 
     assert connect(dataset).execute(links).fetchall()[0] == (stated, stated)  # kept: missing
     prune(dataset)
     assert connect(dataset).execute(links).fetchall()[0] == (stated, 0)
+
+
+def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Built by a version that fingerprinted with BLAKE2b-128; then one source moves and one
+    # vanishes before the first build of this version.
+    traces = _copy(tmp_path, "generated", "claude", "s1-aurora")
+    _copy(tmp_path, "generated", "claude", "s1-beacon")
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    dataset = tmp_path / "ds"
+    with monkeypatch.context() as older:
+        older.setattr(traceidx.ingest, "Framer", partial(Framer, algorithm=LEGACY_ALGORITHM))
+        older.setattr(traceidx.build, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM)
+        build([traces.parent, archive], dataset, jobs=1)
+    before = _facts(dataset)
+    mains = _main_transcripts(traces.parent)
+    assert len(mains) == 2
+    moved = archive / mains[0].name
+    mains[0].rename(moved)
+    mains[1].unlink()
+    report = build([traces.parent, archive], dataset, jobs=1)
+    assert report.exit_code == 0
+    assert report.actions["moved"] == 1  # recognised under the algorithm it was indexed with
+    entries = read_manifest(dataset)["sources"]  # type: ignore[index]
+    assert entries[str(mains[1])]["missing"] is True
+    assert entries[str(mains[1])]["fingerprint"] == LEGACY_ALGORITHM
+    assert "fingerprint" not in entries[str(moved)]
+    con = connect(dataset)
+    rows = con.execute(
+        "SELECT s.locator, r.content_range.start, r.content_range.end, r.fingerprint "
+        "FROM records r JOIN sources s USING (source_id)"
+    ).fetchall()
+    gone = [row for row in rows if row[0] == str(mains[1])]
+    assert gone and len(rows) == len(before["records"])  # nothing lost, nothing doubled
+    for locator, start, end, expected in rows:
+        if locator != str(mains[1]):  # re-read: the current algorithm
+            assert expected == fingerprint(read_range(locator, start, end))
+    old_prints = {r for r in before["records"]}
+    assert all(any(repr(fp) in r for r in old_prints) for *_, fp in gone)  # kept as they were

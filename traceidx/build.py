@@ -51,12 +51,13 @@ from traceidx.dataset import (
 )
 from traceidx.discover import default_roots, discover
 from traceidx.encode import IdGuard, encode_rows, row_count, source_rows
+from traceidx.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
 from traceidx.ingest import Settings, ingest
 from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
 from traceidx.staging import Spooled, Stage, spool
-from traceidx.sync import Decision, decide
+from traceidx.sync import Decision, decide, prefix_digest
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
 
@@ -297,7 +298,7 @@ def _settings_record(settings: Settings) -> dict[str, Any]:
     return {
         "text_limit": settings.text_limit,
         "max_record_bytes": settings.max_record_bytes,
-        "fingerprint": "blake2b-128",
+        "fingerprint": FINGERPRINT_ALGORITHM,
         "token_estimator": "ascii4_unicode1_v1",
     }
 
@@ -431,6 +432,17 @@ class _Sync:
         self.stage = Stage(dataset, self.generation)
         self.layout = layout_of(previous)  # what the workers place rows by
         self.live_digests: dict[str, dict[int, str]] = {}
+        #: the fingerprint algorithm of the previous build, if not the current one: the
+        #: sources it indexed that are gone now keep its fingerprints (their entries say so)
+        used = (previous["settings"] or {}).get("fingerprint", LEGACY_ALGORITHM)
+        self.older = None if used == FINGERPRINT_ALGORITHM or not previous["sources"] else used
+
+    def _kept_missing(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """The entry of an indexed source whose file is gone (its facts stay)."""
+        kept = {**entry, "missing": True}
+        if self.older is not None:
+            kept.setdefault("fingerprint", self.older)
+        return kept
 
     def _forget(self, entry: dict[str, Any] | None) -> None:
         """The rows a stored source published must go."""
@@ -467,7 +479,7 @@ class _Sync:
                 self.entries[d.locator] = {k: v for k, v in entry.items() if k != "missing"}
             elif d.action == "missing" and entry is not None:
                 if entry.get("state") == "indexed":  # facts stay until pruned
-                    self.entries[d.locator] = {**entry, "missing": True}
+                    self.entries[d.locator] = self._kept_missing(entry)
             else:
                 continue
             report.actions[d.action] += 1
@@ -523,7 +535,7 @@ class _Sync:
         stored = self.known.get(outcome.locator)
         if outcome.vanished:  # between discovery and reading: as if it were missing
             if stored is not None and stored.get("state") == "indexed":
-                self.entries[outcome.locator] = {**stored, "missing": True}
+                self.entries[outcome.locator] = self._kept_missing(stored)
                 outcome.state = "indexed"
             return
         entry = outcome.entry
@@ -551,10 +563,15 @@ class _Sync:
             if not entry.get("missing"):
                 continue
             count = int(entry.get("records", 0))
+            algorithm = entry.get("fingerprint", FINGERPRINT_ALGORITHM)
             for live, digests in self.live_digests.items():
-                if self.entries[live].get("session_id") == entry.get("session_id") and digests.get(
-                    count
-                ) == entry.get("digest"):
+                if self.entries[live].get("session_id") != entry.get("session_id"):
+                    continue
+                if algorithm == FINGERPRINT_ALGORITHM:
+                    digest = digests.get(count)
+                else:  # indexed under an older algorithm: compare under that one
+                    digest = prefix_digest(live, count, algorithm)
+                if digest == entry.get("digest"):
                     self._forget(entry)
                     del self.entries[locator]
                     self.report.actions["moved"] += 1

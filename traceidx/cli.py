@@ -21,7 +21,7 @@ from typing import Any
 
 from traceidx import __version__
 from traceidx.dataset import DatasetError, DatasetLocked, default_dataset, read_manifest
-from traceidx.frame import fingerprint
+from traceidx.frame import algorithm_of
 from traceidx.model import RUNTIMES
 from traceidx.reports import PERIODS, REPORTS
 
@@ -354,7 +354,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     verdict, raw = "verified", b""
     try:
         raw = read_range(locator, start, end)
-        if fingerprint(raw) != expected:
+        if algorithm_of(raw, expected) is None:
             verdict = "changed"
     except FileNotFoundError:
         verdict = "source missing (the file is gone; its facts stay until `traceidx prune`)"

@@ -392,8 +392,9 @@ class Source(_Struct, frozen=True):
 class Record(_Struct, frozen=True):
     """One complete newline-terminated line of a Source.
 
-    `content_range` is half-open and excludes the newline; `fingerprint` is BLAKE2b-128 (hex) of
-    exactly those bytes; `occurred_at` only when the runtime wrote a timestamp on that line.
+    `content_range` is half-open and excludes the newline; `fingerprint` is XXH3-128 (hex) of
+    exactly those bytes (BLAKE2b-128 for sources gone before that change: `traceidx.frame`);
+    `occurred_at` only when the runtime wrote a timestamp on that line.
     `native_type` and `parse_status` are operational facts (not contract fields) that help
     diagnose evidence: `parse_status` is ``ok``, ``malformed``, ``oversized`` or ``joined``
     (several JSON objects written on one line without a newline, each recovered losslessly).
@@ -508,7 +509,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "source_id": "the Source holding the line",
         "source_position": "0-based line ordinal in the source",
         "content_range": "half-open byte range of the line in the source, newline excluded",
-        "fingerprint": "BLAKE2b-128 hex of exactly the content bytes",
+        "fingerprint": "XXH3-128 hex of exactly the content bytes (BLAKE2b-128 for sources "
+        "that vanished before traceidx changed to XXH3)",
         "parse_status": "ok, malformed (not JSON), oversized (not parsed) or joined "
         "(several JSON objects on one line, each recovered)",
         "occurred_at": "the runtime's own timestamp on the line, if any",

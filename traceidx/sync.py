@@ -18,7 +18,9 @@ The rules (after the Source/Record change rules of the contract):
   ``traceidx prune`` removes it, unless it **moved**: a file that vanished is superseded by a
   file of this build that supports the same Session and whose first records have exactly the
   vanished file's record fingerprints (Codex moving a rollout into ``archived_sessions``, a
-  user moving a folder). Then only the live file's facts remain.
+  user moving a folder). Then only the live file's facts remain. A vanished file indexed
+  under an older fingerprint algorithm (its entry names it) is compared under that one
+  (`prefix_digest`).
 * **superseded** — discovery reports files whose facts another file holds (older dsh log
   generations, a compressed copy beside a plain rollout); if such a file was in the dataset,
   its facts are removed.
@@ -31,7 +33,9 @@ from dataclasses import dataclass
 from hashlib import blake2b
 from typing import Any, Literal
 
-from traceidx.sourceio import HEAD_BYTES
+from traceidx.frame import Framer
+from traceidx.records import SourceKeys
+from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks
 
 Action = Literal["unchanged", "new", "appended", "rewritten", "retried", "missing", "unreadable"]
 
@@ -58,6 +62,23 @@ def head_fingerprint(locator: str, size: int) -> str:
     """`head_digest` of the file's first min(HEAD_BYTES, `size`) bytes, read from disk."""
     with open(locator, "rb") as stream:
         return head_digest(stream.read(min(HEAD_BYTES, size)))
+
+
+def prefix_digest(locator: str, count: int, algorithm: str) -> str | None:
+    """The digest of the first `count` record fingerprints of a file under a fingerprint
+    algorithm (`SourceKeys.digests`); None if the file holds fewer records or cannot be
+    read."""
+    keys, framer = SourceKeys(), Framer(algorithm=algorithm)
+    try:
+        with open(locator, "rb") as stream:
+            for chunk in logical_chunks(stream, StreamStats()):
+                for line in framer.feed(chunk):
+                    keys.add(0, None, line.fingerprint.encode("ascii"))
+                    if len(keys) == count:
+                        return keys.digests((count,))[1][count]
+    except OSError:
+        return None
+    return None
 
 
 def decide(locator: str, entry: dict[str, Any] | None, rebuild: bool) -> Decision:
