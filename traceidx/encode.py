@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from traceidx.dataset import Partition, partition_of
 from traceidx.ingest import SourceResult
@@ -102,11 +102,12 @@ def check_ids(table: str, columns: list[pa.ChunkedArray]) -> None:
     """Ids are unique within one part or build (given its id columns, piece by piece).
 
     Sorted and compared with their neighbours: a hash count of distinct values needs tens of
-    times the memory of the ids themselves."""
-    chunks = [c for column in columns for c in column.chunks]
-    values = pa.chunked_array(chunks, pa.int64())
-    if len(values) < 2:
+    times the memory of the ids themselves (numpy sorts them about ten times faster than an
+    Arrow sort and take)."""
+    chunks = [c for column in columns for c in column.chunks if len(c)]
+    if sum(len(c) for c in chunks) < 2:
         return
-    ordered = pc.take(values, pc.sort_indices(values)).combine_chunks()
-    if pc.any(pc.equal(ordered.slice(1), ordered.slice(0, len(ordered) - 1))).as_py():
+    values = np.concatenate([c.to_numpy(zero_copy_only=False) for c in chunks])
+    values.sort()
+    if bool((values[1:] == values[:-1]).any()):
         raise IdCollision(f"{table}: an id names two facts; nothing was published")
