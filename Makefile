@@ -33,7 +33,7 @@ notebooks: $(STAMP)
 	$(BIN)/python notebooks/execute.py --save
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run.py --megabytes 1000 --real-copies 40 --ccusage
+	$(BIN)/python benchmarks/run.py --megabytes 1000 --real-copies 40 --ccusage --repeat 3
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/run.py [--megabytes 1000] [--real-copies 40] [--single-mb 0]
                              [--jobs 2] [--ccusage] [--out results.json] [--workdir DIR]
-                             [--short-sessions]
+                             [--short-sessions] [--repeat N]
 
 For each corpus (the demo generator at ``--megabytes``, with its calibrated mix of short and
 long sessions, or short ones only with ``--short-sessions``; ``--real-copies`` id-unique copies
@@ -16,7 +16,9 @@ one run on this machine:
   same work shared among ``--jobs`` processes (the raw rate on the cores the build uses);
 * ``cold``: ``traceidx build`` into an empty dataset in a child process (``--jobs``
   workers): seconds, MB/s of logical JSONL, items/s, peak RSS of the main process and of
-  the largest worker, and the ratio of its rate to each baseline's rate;
+  the largest worker, and the ratio of its rate to each baseline's rate (with
+  ``--repeat N``, the baselines and the cold build are measured N times, interleaved, and
+  the medians reported next to every run's time);
 * ``noop``: the same build again (nothing changed);
 * ``append``: 1% new lines appended across the corpus (a copy of each chosen source's last
   line), then the build;
@@ -194,13 +196,26 @@ def rate(mb: float, seconds: float) -> float:
     return round(mb / seconds, 1) if seconds else 0.0
 
 
-def scenario(name: str, corpus: Path, files: list[Path], jobs: int) -> dict[str, Any]:
-    """Every measurement for one corpus."""
-    base = baseline(files)
-    wide = parallel_baseline(files, jobs)
+def scenario(
+    name: str, corpus: Path, files: list[Path], jobs: int, repeat: int = 1
+) -> dict[str, Any]:
+    """Every measurement for one corpus; the baselines and the cold build are measured
+    `repeat` times, interleaved (so the machine's drift touches them alike), and their
+    medians reported."""
+    bases: list[dict[str, float]] = []
+    wides: list[dict[str, float]] = []
+    colds: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(dir=corpus.parent) as tmp:
-        dataset = Path(tmp) / "dataset"
-        cold = run_build(corpus, dataset, jobs)
+        for run in range(repeat):
+            dataset = Path(tmp) / f"dataset-{run}"
+            bases.append(baseline(files))
+            wides.append(parallel_baseline(files, jobs))
+            colds.append(run_build(corpus, dataset, jobs))
+            if run < repeat - 1:
+                shutil.rmtree(dataset)
+        base = _median_run(bases)
+        wide = _median_run(wides)
+        cold = _median_run(colds)
         noop = run_build(corpus, dataset, jobs)
         queries = time_queries(dataset)
         appended = append_lines(files, max(1, int(base["lines"]) // 100))
@@ -221,10 +236,13 @@ def scenario(name: str, corpus: Path, files: list[Path], jobs: int) -> dict[str,
         "cold_over_baseline_rate": round(base["seconds"] / cold["seconds"], 3),
         "parallel_baseline_mb_per_s": round(wide["mb_per_s"], 1),
         "cold_over_parallel_baseline_rate": round(wide["seconds"] / cold["seconds"], 3),
+        "repeats": repeat,
+        "cold_s_runs": [round(c["seconds"], 3) for c in colds],
+        "baseline_s_runs": [round(b["seconds"], 3) for b in bases],
         "items": totals["items"],
         "items_per_s": round(totals["items"] / cold["seconds"]),
-        "peak_main_mib": round(cold["peak_main_kib"] / 1024),
-        "peak_worker_mib": round(cold["peak_worker_kib"] / 1024),
+        "peak_main_mib": round(max(c["peak_main_kib"] for c in colds) / 1024),
+        "peak_worker_mib": round(max(c["peak_worker_kib"] for c in colds) / 1024),
         "noop_s": round(noop["seconds"], 3),
         "append_lines": appended,
         "append_s": round(append["seconds"], 3),
@@ -232,6 +250,12 @@ def scenario(name: str, corpus: Path, files: list[Path], jobs: int) -> dict[str,
         "sources": totals["dataset_sources"],
         "queries": queries,
     }
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median time (the lower middle one of an even count)."""
+    ordered = sorted(runs, key=lambda r: float(r["seconds"]))
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def ccusage(config_dir: Path) -> float | None:
@@ -278,9 +302,18 @@ def single(root: Path, megabytes: float, jobs: int) -> dict[str, Any]:
 def print_table(results: list[dict[str, Any]]) -> None:
     keys = [k for k in results[0] if k not in ("queries", "corpus")]
     width = max(len(k) for k in keys) + 2
-    print("".ljust(width) + "".join(r["corpus"].rjust(16) for r in results))
+
+    def cell(value: Any) -> str:
+        return "/".join(map(str, value)) if isinstance(value, list) else str(value)
+
+    widths = [max(16, *(len(cell(r.get(k, ""))) + 2 for k in keys)) for r in results]
+    print(
+        "".ljust(width)
+        + "".join(r["corpus"].rjust(w) for r, w in zip(results, widths, strict=True))
+    )
     for key in keys:
-        print(key.ljust(width) + "".join(str(r.get(key, "")).rjust(16) for r in results))
+        cells = (cell(r.get(key, "")).rjust(w) for r, w in zip(results, widths, strict=True))
+        print(key.ljust(width) + "".join(cells))
     for r in results:
         for name, q in r["queries"].items():
             if isinstance(q, dict):
@@ -298,6 +331,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="measure the baselines and the cold build this many times (medians reported)",
+    )
+    parser.add_argument(
         "--short-sessions",
         action="store_true",
         help="generate short sessions only (many small sources, e.g. 10,000 at 540 MB)",
@@ -314,14 +353,16 @@ def main() -> int:
         start = time.perf_counter()
         files = generated(work / "generated", args.megabytes, args.seed, not args.short_sessions)
         extra["generate_s"] = round(time.perf_counter() - start, 1)
-        results.append(scenario("generated", work / "generated" / "corpus", files, args.jobs))
+        results.append(
+            scenario("generated", work / "generated" / "corpus", files, args.jobs, args.repeat)
+        )
         public = args.public_claude or (
             Path(__file__).resolve().parents[2] / "shared" / "corpus" / "public" / "claude"
         )
         if args.real_copies and public.is_dir():
             root = work / "real" / "projects"
             files = real_shaped(root, public, args.real_copies)
-            results.append(scenario("real-shaped", root, files, args.jobs))
+            results.append(scenario("real-shaped", root, files, args.jobs, args.repeat))
             if args.ccusage:
                 extra["ccusage_daily_s"] = ccusage(work / "real")
         if args.single_mb:

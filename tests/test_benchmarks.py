@@ -24,6 +24,8 @@ def test_benchmark_runner_smoke(tmp_path: Path) -> None:
             "1",
             "--jobs",
             "2",
+            "--repeat",
+            "2",
             "--public-claude",
             str(corpus_path("public", "claude")),
             "--out",
@@ -41,6 +43,8 @@ def test_benchmark_runner_smoke(tmp_path: Path) -> None:
     for result in corpora.values():
         assert result["items"] > 0 and result["cold_s"] > 0 and result["baseline_s"] > 0
         assert result["parallel_baseline_mb_per_s"] > 0
+        assert len(result["cold_s_runs"]) == len(result["baseline_s_runs"]) == 2
+        assert result["cold_s"] in result["cold_s_runs"]  # the median run is one of them
         assert result["append_lines"] >= 1
         assert set(result["queries"]) >= {"daily_usage_by_model", "slowest_tool_calls"}
     assert "cold_mb_per_s" in done.stdout  # the table is printed too
