@@ -8,6 +8,7 @@ that ingested the source; only Arrow tables cross the process boundary.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import pyarrow as pa
 
 from traceidx.dataset import Partition, partition_of
 from traceidx.ingest import SourceResult
+from traceidx.items import items_table
 from traceidx.records import records_table
 from traceidx.schema import to_table
 
@@ -45,21 +47,29 @@ def source_rows(
         "records": [result.records],
         "sessions": [session],
         "loops": result.projection.loops,
-        "items": result.projection.items,
+        "items": result.projection.item_runs,
     }
 
 
+#: tables whose rows are kept column by column, in runs, and how to encode those runs
+_RUNS: dict[str, Callable[[list[Any]], pa.Table]] = {
+    "records": records_table,
+    "items": items_table,
+}
+
+
 def encode_rows(rows: dict[str, list[Any]]) -> dict[str, pa.Table]:
-    """Arrow tables of rows by table: domain objects, or `RecordColumns` runs for records."""
+    """Arrow tables of rows by table: domain objects, or runs of columns (`RecordColumns`,
+    `ItemColumns`) for records and items."""
     return {
-        table: records_table(objs) if table == "records" else to_table(table, objs)
+        table: _RUNS[table](objs) if table in _RUNS else to_table(table, objs)
         for table, objs in rows.items()
     }
 
 
 def row_count(table: str, objs: list[Any]) -> int:
     """How many rows a table's entry of `encode_rows` input holds."""
-    if table == "records":
+    if table in _RUNS:
         return sum(len(run) for run in objs)
     return len(objs)
 

@@ -31,7 +31,8 @@ from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
 from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
-from traceidx.model import Item, Loop, Source
+from traceidx.items import ItemColumns
+from traceidx.model import Loop, Source
 from traceidx.project import Projection, Projector
 from traceidx.records import RecordColumns, SourceKeys
 from traceidx.sourceio import CHUNK_BYTES, StreamStats, logical_chunks
@@ -158,7 +159,7 @@ class _Run:
         self.first_shape = "no lines"
         self.projector: Projector | None = None
         self.loops: list[Loop] = []
-        self.items: list[Item] = []
+        self.items: list[ItemColumns] = []  # runs of projected items not handed over yet
         self.pending_bytes = 0
         self.since_drain = 0
 
@@ -241,7 +242,7 @@ class _Run:
                 raise RuntimeError(f"{self.adapter.runtime} adapter drained before a session")
             projector = self.start(self.adapter.runtime, session.native_id)
             self.loops += projector.loops(loops)
-            self.items += projector.items(items)
+            self.items.append(projector.items(items))
         if self.pending_bytes >= FLUSH_BYTES:
             records = self.result.records
             self.sink({"records": [records], "loops": self.loops, "items": self.items})
@@ -401,12 +402,11 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
     if checkpoint is not None:
         checkpoint.tail = {
             "loops": [loop.loop_id for loop in tail_loops],
-            "items": [item.item_id for item in tail_items],
+            "items": list(tail_items.item_ids),
         }
         result.checkpoint = checkpoint
     loops = run.loops + tail_loops
-    items = run.items + tail_items
-    projection = Projection(projector.session(draft.session), loops, items)
+    projection = Projection(projector.session(draft.session), loops, [*run.items, tail_items])
     result.record_count = len(run.keys)
     result.loop_count, result.item_count = projector.loop_count, projector.item_count
     result.digest, result.prefix_digests = run.keys.digests(run.prefix_counts)

@@ -7,8 +7,9 @@
 * A tool output's native call id is resolved to `call_item_id` against the calls of the same
   source. Session references become the id the target Session has (runtime, native id); the
   views publish them only when that Session exists in the dataset.
-* Every Semantic is validated by decoding it into the tagged union, so a role can never carry
-  another role's value shape.
+* Every value is held to its role's value Struct (`traceidx.items.value_row`), so a role can
+  never carry another role's value shape. Items are kept column by column
+  (`traceidx.items.ItemColumns`); their domain objects are made only when asked for.
 """
 
 from __future__ import annotations
@@ -16,25 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
+
+import msgspec
 
 from traceidx import ids
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
-from traceidx.model import (
-    ROLE_BY_NAME,
-    VALUE_BY_ROLE,
-    Item,
-    Loop,
-    LoopEnd,
-    LoopModel,
-    Semantic,
-    Session,
-    SessionRef,
-    ShellFragment,
-)
+from traceidx.items import ItemColumns, value_row
+from traceidx.model import Item, Loop, LoopEnd, LoopModel, Session, SessionRef
 from traceidx.rules import sum_usage
 from traceidx.shell import parse_shell
-from traceidx.text import DEFAULT_TEXT_LIMIT, text_content
+from traceidx.text import DEFAULT_TEXT_LIMIT, text_row
 
 _TEXT_MEMBERS = ("text", "summary")
 _SESSION_REF_MEMBER = {
@@ -46,11 +39,16 @@ _SESSION_REF_MEMBER = {
 
 @dataclass(frozen=True, slots=True)
 class Projection:
-    """The domain facts one source contributes."""
+    """The domain facts one source contributes (its items as runs of columns)."""
 
     session: Session
     loops: list[Loop]
-    items: list[Item]
+    item_runs: list[ItemColumns]
+
+    @property
+    def items(self) -> list[Item]:
+        """The items as domain objects."""
+        return [item for run in self.item_runs for item in run.objects()]
 
 
 def project(
@@ -73,7 +71,7 @@ def project(
     projector = Projector(runtime, source_id, text_limit, known.get, record_ids or [])
     projector.start(draft.session.native_id)
     loops = projector.loops(draft.loops)
-    return Projection(projector.session(draft.session), loops, projector.items(draft.items))
+    return Projection(projector.session(draft.session), loops, [projector.items(draft.items)])
 
 
 class Projector:
@@ -184,13 +182,14 @@ class Projector:
             self.loop_count += 1
         return out
 
-    def items(self, drafts: list[DraftItem]) -> list[Item]:
-        """Item rows of the next items of the source, in emission order."""
+    def items(self, drafts: list[DraftItem]) -> ItemColumns:
+        """The next items of the source, in emission order, as columns."""
         session_id = self.session_id
         assert session_id is not None
         source_id = self.source_id
         ordinals, calls, positions = self._ordinals, self._calls, self._positions
-        item_ids: list[int] = []
+        out = ItemColumns(session_id, source_id)
+        item_ids = out.item_ids
         for draft in drafts:  # every call of the batch first: an output may precede its call
             records = draft.records
             first = records[0] if len(records) == 1 else min(records)
@@ -201,56 +200,54 @@ class Projector:
             if draft.call_id is not None:
                 calls[draft.call_id] = item_id
         rid = self.rid
-        items: list[Item] = []
+        runtime, limit = self.runtime, self.text_limit
+        record_ids, roles, strengths, values = out.record_ids, out.roles, out.strengths, out.values
+        loop_ids, loop_positions = out.loop_ids, out.loop_positions
         loop_start, loop_id = -1, 0  # items of a loop come together: its id is kept
-        for draft, item_id in zip(drafts, item_ids, strict=True):
-            loop_position = None
+        for draft in drafts:
             if draft.loop is None:
-                item_loop = None
+                loop_ids.append(None)
+                loop_positions.append(None)
             else:
                 if draft.loop.start != loop_start:
                     loop_start = draft.loop.start
                     loop_id = ids.loop_id(source_id, loop_start)
-                item_loop = loop_id
-                loop_position = positions.get(loop_id, 0)
-                positions[loop_id] = loop_position + 1
+                loop_ids.append(loop_id)
+                position = positions.get(loop_id, 0)
+                positions[loop_id] = position + 1
+                loop_positions.append(position)
             records = draft.records
             if len(records) == 1:
-                record_ids: tuple[int, ...] = (rid(records[0]),)
+                record_ids.append([rid(records[0])])
             else:
-                record_ids = tuple(rid(p) for p in sorted(set(records)))
-            semantic, linked = _semantic(draft, calls, self.runtime, self.text_limit)
-            items.append(
-                Item(
-                    item_id=item_id,
-                    session_id=session_id,
-                    source_id=source_id,
-                    record_ids=record_ids,
-                    semantic=semantic,
-                    loop_id=item_loop,
-                    loop_position=loop_position,
-                    occurred_at=draft.occurred_at,
-                    linked_session_id=linked,
-                )
-            )
-        self.item_count += len(items)
-        return items
+                record_ids.append([rid(p) for p in sorted(set(records))])
+            role, value, linked = _semantic(draft, calls, runtime, limit)
+            roles.append(role)
+            strengths.append(draft.strength)
+            values.append(value)
+            out.occurred_at.append(draft.occurred_at)
+            out.linked.append(linked)
+        self.item_count += len(out)
+        return out
 
 
 @lru_cache(maxsize=4096)
-def _parse_shell(command: str, limit: int) -> tuple[ShellFragment, ...]:
-    """Shell structure of a command; agents repeat commands, and the result is immutable."""
-    return parse_shell(command, text_limit=limit)
+def _shell_rows(command: str, limit: int) -> list[dict[str, Any]]:
+    """Shell fragments of a command, as rows; agents repeat commands (the rows are shared,
+    never changed)."""
+    rows: list[dict[str, Any]] = msgspec.to_builtins(parse_shell(command, text_limit=limit))
+    return rows
 
 
 def _semantic(
     draft: DraftItem, calls: dict[str, int], runtime: str, limit: int
-) -> tuple[Semantic, int | None]:
-    """The item's Semantic, and the id of the Session it links to (if its role links one)."""
+) -> tuple[str, dict[str, Any], int | None]:
+    """The item's role and value (as builtins), and the id of the Session it links to (if
+    its role links one)."""
     value: dict[str, Any] = {k: v for k, v in draft.value.items() if v is not None}
     for member in _TEXT_MEMBERS:
         if isinstance(value.get(member), str):
-            value[member] = text_content(value[member], limit)
+            value[member] = text_row(value[member], limit)
     role = draft.role
     if draft.output_of is not None and draft.output_of in calls:
         value["call_item_id"] = calls[draft.output_of]
@@ -262,17 +259,11 @@ def _semantic(
         found = value.get(ref_member)
         linked = found if isinstance(found, int) else None
     if draft.shell_command is not None and role == "agent.tool_call":
-        fragments = _parse_shell(draft.shell_command, limit)
+        fragments = _shell_rows(draft.shell_command, limit)
         if fragments:
             role = "agent.tool_call.shell"
             value["shell_fragments"] = fragments
-    # Built directly (the role Struct fixes the value Struct; unknown or missing members raise
-    # here, wrongly typed ones when the row is encoded against the Arrow schema).
-    try:
-        built = ROLE_BY_NAME[role](
-            evidence_strength=draft.strength,  # type: ignore[arg-type]
-            value=VALUE_BY_ROLE[role](**value),  # type: ignore[call-arg]
-        )
-    except (KeyError, TypeError) as exc:
+    try:  # wrongly typed members are refused when the row is encoded against the schema
+        return role, value_row(role, value), linked
+    except ValueError as exc:
         raise ValueError(f"{runtime} adapter: invalid {role} item: {exc}") from exc
-    return cast(Semantic, built), linked

@@ -139,27 +139,26 @@ def to_row(obj: msgspec.Struct) -> dict[str, Any]:
     return _fold_semantic(msgspec.to_builtins(obj))
 
 
-def _semantic_column(semantics: list[Any], kind: pa.StructType) -> pa.StructArray:
-    """The ``semantic`` column: role and strength, and each value in its shape's child (the
-    other children null), built one shape at a time."""
-    count = len(semantics)
-    roles = [model.role_of(type(s)) for s in semantics]
+def semantic_column(
+    roles: list[str], strengths: list[str], values: list[Any], kind: pa.StructType
+) -> pa.StructArray:
+    """The ``semantic`` column of rows given their roles, strengths and values (as builtins):
+    each value goes to its role's shape child (the other children null), built one shape at
+    a time."""
+    count = len(roles)
     by_shape: dict[str, tuple[list[int], list[Any]]] = {}
-    for at, (role, semantic) in enumerate(zip(roles, semantics, strict=True)):
-        rows, values = by_shape.setdefault(SHAPE_BY_ROLE[role], ([], []))
+    for at, (role, value) in enumerate(zip(roles, values, strict=True)):
+        rows, shaped = by_shape.setdefault(SHAPE_BY_ROLE[role], ([], []))
         rows.append(at)
-        values.append(semantic.value)
-    children: list[pa.Array] = [
-        pa.array(roles, pa.string()),
-        pa.array([s.evidence_strength for s in semantics], pa.string()),
-    ]
+        shaped.append(value)
+    children: list[pa.Array] = [pa.array(roles, pa.string()), pa.array(strengths, pa.string())]
     for child in list(kind)[2:]:
         got = by_shape.get(child.name)
         if got is None:
             children.append(pa.nulls(count, child.type))
             continue
         full: list[Any] = [None] * count
-        for at, value in zip(got[0], msgspec.to_builtins(got[1]), strict=True):
+        for at, value in zip(*got, strict=True):
             full[at] = value
         children.append(pa.array(full, child.type))
     return pa.StructArray.from_arrays(children, fields=list(kind))
@@ -173,7 +172,10 @@ def to_table(table: str, objs: list[Any]) -> pa.Table:
     for f in schema:
         values = [getattr(obj, f.name) for obj in objs]
         if f.name == "semantic":
-            columns.append(_semantic_column(values, f.type))
+            roles = [model.role_of(type(v)) for v in values]
+            strengths = [v.evidence_strength for v in values]
+            shaped = msgspec.to_builtins([v.value for v in values])
+            columns.append(semantic_column(roles, strengths, shaped, f.type))
         else:
             columns.append(pa.array(msgspec.to_builtins(values), f.type))
     return pa.Table.from_arrays(columns, schema=schema)

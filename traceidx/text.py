@@ -9,6 +9,8 @@ characters divided by 4 rounded up, plus one per non-ASCII character, over the c
 
 from __future__ import annotations
 
+from typing import Any
+
 from traceidx.model import TextContent
 
 DEFAULT_TEXT_LIMIT = 64 * 1024
@@ -34,12 +36,17 @@ def bound_utf8(data: bytes, limit: int) -> bytes:
     return data[:cut]
 
 
-def text_content(text: str, limit: int = DEFAULT_TEXT_LIMIT) -> TextContent:
-    """Build the bounded TextContent of a complete text."""
+def text_row(text: str, limit: int = DEFAULT_TEXT_LIMIT) -> dict[str, Any]:
+    """The bounded TextContent of a complete text, as its row (builtins)."""
     if text.isascii():  # one byte per character: no need to encode it
         size = len(text)
         value = text if size <= limit else text[:limit]
-        return TextContent(value=value, full_bytes=size, estimated_tokens=(size + 3) // 4)
+        return {"value": value, "full_bytes": size, "estimated_tokens": (size + 3) // 4}
     data = text.encode("utf-8", "surrogatepass")
     value = text if len(data) <= limit else bound_utf8(data, limit).decode("utf-8", "replace")
-    return TextContent(value=value, full_bytes=len(data), estimated_tokens=estimate_tokens(text))
+    return {"value": value, "full_bytes": len(data), "estimated_tokens": estimate_tokens(text)}
+
+
+def text_content(text: str, limit: int = DEFAULT_TEXT_LIMIT) -> TextContent:
+    """Build the bounded TextContent of a complete text."""
+    return TextContent(**text_row(text, limit))

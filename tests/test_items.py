@@ -1,0 +1,61 @@
+"""Column-wise items: the table built from columns equals encoding their Item objects, and every
+value is held to its role's value Struct."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS
+from traceidx.ingest import Settings, ingest
+from traceidx.items import items_table, value_row
+from traceidx.schema import to_table
+
+ROOT = Path(__file__).resolve().parents[1]
+SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+
+
+def _files() -> list[Path]:
+    roots = [CORPUS / "public", CORPUS / "generated", ROOT / "tests" / "golden"]
+    return [p for root in roots for p in sorted(root.rglob("*")) if p.name.endswith(SUFFIXES)]
+
+
+def test_items_table_equals_encoding_the_item_objects() -> None:
+    files = _files()
+    if not any(CORPUS.glob("public/*")):
+        pytest.skip("the shared corpus is absent")
+    runtimes, items = set(), 0
+    for path in files:
+        result = ingest(str(path), Settings())
+        if result.projection is None:
+            continue
+        runs = result.projection.item_runs
+        objects = result.projection.items  # converted from the columns, so validated
+        assert items_table(runs).equals(to_table("items", objects)), path
+        runtimes.add(result.runtime)
+        items += len(objects)
+    assert runtimes == {"claude_code", "codex", "dsh", "pi"} and items > 10_000
+
+
+def test_a_value_gets_its_defaults_and_keeps_its_members() -> None:
+    assert value_row("human.request", {}) == {"has_images": False}
+    assert value_row("human.request", {"has_images": True}) == {"has_images": True}
+    fragments = [{"text": {"value": "ls", "full_bytes": 2, "estimated_tokens": 1}}]
+    assert value_row("agent.tool_call.shell", {"shell_fragments": fragments}) == {
+        "shell_fragments": fragments
+    }
+
+
+@pytest.mark.parametrize(
+    ("role", "value", "message"),
+    [
+        ("tool.output", {"summary": "x"}, "unknown members ['summary']"),
+        ("agent.reasoning", {}, "missing members ['representation']"),
+        ("agent.tool_call", {"shell_fragments": []}, "unknown members ['shell_fragments']"),
+        ("no.such.role", {}, "unknown role 'no.such.role'"),
+    ],
+)
+def test_a_value_outside_its_role_is_refused(role: str, value: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        value_row(role, value)

@@ -1,0 +1,146 @@
+"""Items kept column by column while a source is projected, and their Arrow table.
+
+A run of `ItemColumns` holds the items one projection batch of one source produced: ids,
+supporting record ids, role, evidence strength, the semantic value as builtins (bounded texts
+and parsed shell fragments included), loop, loop position, time and linked Session.
+`items_table` encodes runs straight into Arrow, with no domain object per item;
+`ItemColumns.objects` gives the `Item` objects they describe (converted, so validated, by
+msgspec). `value_row` holds a role's value to the contract: only the members of the role's
+value Struct, every required one present, defaults filled in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pyarrow as pa
+
+from traceidx.model import VALUE_BY_ROLE, Item
+from traceidx.schema import semantic_column, table_schema
+
+
+def _members(role: str) -> tuple[frozenset[str], frozenset[str], dict[str, Any]]:
+    fields = msgspec.structs.fields(VALUE_BY_ROLE[role])
+    defaults = {
+        f.name: f.default
+        for f in fields
+        if not f.required and f.default is not None and f.default is not msgspec.NODEFAULT
+    }
+    required = frozenset(f.name for f in fields if f.required)
+    return frozenset(f.name for f in fields), required, defaults
+
+
+#: role -> (its value's members, the required ones, the defaults that are not None)
+_MEMBERS = {role: _members(role) for role in VALUE_BY_ROLE}
+
+
+def value_row(role: str, value: dict[str, Any]) -> dict[str, Any]:
+    """A role's value (builtins, None members left out) with its defaults filled in; raises
+    ValueError for an unknown role, a member the role's value does not have, or a missing
+    required member."""
+    try:
+        members, required, defaults = _MEMBERS[role]
+    except KeyError:
+        raise ValueError(f"unknown role {role!r}") from None
+    keys = value.keys()
+    if not keys <= members or not required <= keys:
+        unknown, missing = sorted(keys - members), sorted(required - keys)
+        raise ValueError(f"{role} value: unknown members {unknown}, missing members {missing}")
+    return {**defaults, **value} if defaults else value
+
+
+class ItemColumns:
+    """Consecutive Items of one source (one projection batch), column by column."""
+
+    __slots__ = (
+        "item_ids",
+        "linked",
+        "loop_ids",
+        "loop_positions",
+        "occurred_at",
+        "record_ids",
+        "roles",
+        "session_id",
+        "source_id",
+        "strengths",
+        "values",
+    )
+
+    def __init__(self, session_id: int, source_id: int) -> None:
+        self.session_id = session_id
+        self.source_id = source_id
+        self.item_ids: list[int] = []
+        self.record_ids: list[list[int]] = []
+        self.roles: list[str] = []
+        self.strengths: list[str] = []
+        self.values: list[dict[str, Any]] = []
+        self.loop_ids: list[int | None] = []
+        self.loop_positions: list[int | None] = []
+        self.occurred_at: list[int | None] = []
+        self.linked: list[int | None] = []
+
+    def __len__(self) -> int:
+        return len(self.item_ids)
+
+    def objects(self) -> list[Item]:
+        """The domain objects these columns describe."""
+        return [
+            msgspec.convert(
+                {
+                    "item_id": self.item_ids[i],
+                    "session_id": self.session_id,
+                    "source_id": self.source_id,
+                    "record_ids": self.record_ids[i],
+                    "semantic": {
+                        "role": self.roles[i],
+                        "evidence_strength": self.strengths[i],
+                        "value": self.values[i],
+                    },
+                    "loop_id": self.loop_ids[i],
+                    "loop_position": self.loop_positions[i],
+                    "occurred_at": self.occurred_at[i],
+                    "linked_session_id": self.linked[i],
+                },
+                Item,
+            )
+            for i in range(len(self))
+        ]
+
+
+def items_table(runs: list[ItemColumns]) -> pa.Table:
+    """The Arrow table of runs of items, in order."""
+    schema = table_schema("items")
+    columns: dict[str, list[Any]] = {
+        "item_id": [],
+        "session_id": [],
+        "source_id": [],
+        "record_ids": [],
+        "loop_id": [],
+        "loop_position": [],
+        "occurred_at": [],
+        "linked_session_id": [],
+    }
+    roles: list[str] = []
+    strengths: list[str] = []
+    values: list[dict[str, Any]] = []
+    for run in runs:
+        count = len(run)
+        columns["item_id"] += run.item_ids
+        columns["session_id"] += [run.session_id] * count
+        columns["source_id"] += [run.source_id] * count
+        columns["record_ids"] += run.record_ids
+        columns["loop_id"] += run.loop_ids
+        columns["loop_position"] += run.loop_positions
+        columns["occurred_at"] += run.occurred_at
+        columns["linked_session_id"] += run.linked
+        roles += run.roles
+        strengths += run.strengths
+        values += run.values
+    arrays = [
+        semantic_column(roles, strengths, values, f.type)
+        if f.name == "semantic"
+        else pa.array(columns[f.name], f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(arrays, schema=schema)
