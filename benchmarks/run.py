@@ -346,6 +346,8 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--public-claude", type=Path, default=None)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     work = Path(args.workdir or tempfile.mkdtemp(prefix="traceidx-bench-"))
     results: list[dict[str, Any]] = []
     extra: dict[str, Any] = {}

@@ -10,7 +10,7 @@ Rules (the Source/Record contract):
   the traces can write the dataset too), so a fast non-cryptographic hash is the right tool:
   it costs a tenth of BLAKE2b's time, which was the largest fixed cost per line. Datasets
   built before it used BLAKE2b-128 (``LEGACY_ALGORITHM``); the facts of sources that vanished
-  before the change keep those fingerprints (``HASHERS`` computes either).
+  before the change keep those fingerprints (``FINGERPRINTS`` computes either).
 * An unterminated tail is not a Record; `Framer.tail_bytes` reports its length.
 * A line longer than `max_record_bytes` is still a Record (hashed while streaming) but its
   bytes are not kept: `FramedLine.data` is ``None`` and it is never parsed.
@@ -35,34 +35,29 @@ class _Hasher(Protocol):
     def hexdigest(self) -> str: ...
 
 
-def _blake2b_128(data: bytes = b"") -> _Hasher:
+def _blake2b_128(data: bytes) -> _Hasher:
     return blake2b(data, digest_size=16)
 
 
-#: fingerprint algorithm -> a streaming hasher of it (seeded with the first bytes)
+#: fingerprint algorithm -> the fingerprint of a record's bytes under it
+FINGERPRINTS: dict[str, Callable[[bytes], str]] = {
+    FINGERPRINT_ALGORITHM: xxhash.xxh3_128_hexdigest,
+    LEGACY_ALGORITHM: lambda data: _blake2b_128(data).hexdigest(),
+}
+#: fingerprint algorithm -> a streaming hasher of it, seeded with the first bytes (for
+#: oversized lines)
 HASHERS: dict[str, Callable[[bytes], _Hasher]] = {
     FINGERPRINT_ALGORITHM: xxhash.xxh3_128,
     LEGACY_ALGORITHM: _blake2b_128,
 }
 
-fingerprint: Callable[[bytes], str] = xxhash.xxh3_128_hexdigest
+fingerprint = FINGERPRINTS[FINGERPRINT_ALGORITHM]
 """The documented fingerprint of a record's content bytes."""
-
-
-def fingerprint_with(algorithm: str) -> Callable[[bytes], str]:
-    """The fingerprint function of a named algorithm (one of ``HASHERS``)."""
-    if algorithm == FINGERPRINT_ALGORITHM:
-        return fingerprint
-    make = HASHERS[algorithm]
-    return lambda data: make(data).hexdigest()
 
 
 def algorithm_of(data: bytes, expected: str) -> str | None:
     """The algorithm under which `expected` is the fingerprint of `data` (None: changed)."""
-    for algorithm, make in HASHERS.items():
-        if make(data).hexdigest() == expected:
-            return algorithm
-    return None
+    return next((name for name, hashed in FINGERPRINTS.items() if hashed(data) == expected), None)
 
 
 class FramedLine(msgspec.Struct, frozen=True, gc=False):
@@ -88,7 +83,7 @@ class Framer:
         self.position = 0
         self._offset = offset  # absolute offset of the start of the pending line
         self._pending = bytearray()
-        self._fingerprint = fingerprint_with(algorithm)
+        self._fingerprint = FINGERPRINTS[algorithm]
         self._new_hasher = HASHERS[algorithm]
         self._hasher: _Hasher | None = None  # set while streaming an oversized line
         self._pending_len = 0
