@@ -127,6 +127,36 @@ _IDS = st.integers(min_value=0, max_value=(1 << 63) - 1)
 def test_id_fast_paths_hash_the_documented_parts(source: int, position: int, ordinal: int) -> None:
     from traceidx import ids
 
-    assert ids.record_id(source, position) == ids._h("record", source, position)
     assert ids.loop_id(source, position) == ids._h("loop", source, position)
     assert ids.item_id(source, position, ordinal) == ids._h("item", source, position, ordinal)
+
+
+def _splitmix63(seed: int, n: int) -> int:
+    """Output number `n` of SplitMix64's generator seeded with `seed`, modulo 2**63."""
+    m = 1 << 63
+    z = (seed + n * 0x9E3779B97F4A7C15) % m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % m
+    return z ^ (z >> 31)
+
+
+@given(_IDS, st.integers(min_value=0, max_value=1 << 40), st.integers(min_value=0, max_value=300))
+def test_record_ids_are_the_documented_stream_in_bulk_and_one_by_one(
+    source: int, first: int, count: int
+) -> None:
+    from hashlib import blake2b
+
+    from traceidx import ids
+
+    seed = int.from_bytes(blake2b(b"record\x1f%d" % source, digest_size=8).digest(), "big")
+    seed &= (1 << 63) - 1
+    expected = [_splitmix63(seed, p + 1) for p in range(first, first + count)]
+    assert [ids.record_id(source, p) for p in range(first, first + count)] == expected
+    assert ids.record_ids(source, first, count).tolist() == expected
+
+
+def test_record_ids_of_one_source_never_collide() -> None:
+    from traceidx import ids
+
+    many = ids.record_ids(12345, 0, 1_000_000)
+    assert len(set(many.tolist())) == len(many) and int(many.min()) >= 0

@@ -7,12 +7,12 @@ from hashlib import blake2b
 from hypothesis import given
 from hypothesis import strategies as st
 
+from traceidx import ids
 from traceidx.frame import fingerprint
 from traceidx.records import RecordColumns, SourceKeys, records_table
 from traceidx.schema import to_table
 
 _RECORD = st.tuples(
-    st.integers(0, (1 << 63) - 1),  # record id
     st.integers(0, 1 << 40),  # start
     st.integers(0, 1 << 20),  # length
     st.binary(max_size=40),  # content (for the fingerprint)
@@ -27,32 +27,35 @@ _RUN = st.tuples(st.integers(0, (1 << 63) - 1), st.integers(0, 40), st.lists(_RE
 def test_records_table_equals_encoding_the_record_objects(runs: list) -> None:
     columns = []
     for source_id, first, records in runs:
-        keys = SourceKeys()
+        keys = SourceKeys(source_id)
         for position in range(first):  # the source's earlier records, in another run
-            keys.add(position, None, fingerprint(b"%d" % position).encode("ascii"))
+            keys.add(None, fingerprint(b"%d" % position).encode("ascii"))
         run = RecordColumns(source_id, keys, first)
-        for record_id, start, length, content, status, occurred_at, native_type in records:
-            keys.add(record_id, occurred_at, fingerprint(content).encode("ascii"))
+        for start, length, content, status, occurred_at, native_type in records:
+            keys.add(occurred_at, fingerprint(content).encode("ascii"))
             run.append(start, start + length, status, native_type)
         columns.append(run)
     objects = [record for run in columns for record in run.objects()]
     assert records_table(columns).equals(to_table("records", objects))
+    for run, source in zip(columns, runs, strict=True):
+        expected = [ids.record_id(source[0], run.first + i) for i in range(len(run))]
+        assert [r.record_id for r in run.objects()] == expected
 
 
 def test_a_run_continues_where_the_last_one_stopped() -> None:
-    keys = SourceKeys()
+    keys = SourceKeys(7)
     run = RecordColumns(7, keys, first=0)
-    keys.add(11, None, b"0" * 32)
+    keys.add(None, b"0" * 32)
     run.append(0, 5, "ok", "user")
     rest = run.rest()
     assert (rest.source_id, rest.first, len(rest), rest.keys) == (7, 1, 0, keys)
-    assert [(r.source_position, r.record_id) for r in run.objects()] == [(0, 11)]
+    assert [(r.source_position, r.record_id) for r in run.objects()] == [(0, ids.record_id(7, 0))]
 
 
 def test_source_digests_cover_the_fingerprints_in_order() -> None:
     keys = SourceKeys()
     for position in range(5):
-        keys.add(position, None, fingerprint(b"%d" % position).encode("ascii"))
+        keys.add(None, fingerprint(b"%d" % position).encode("ascii"))
     whole, prefixes = keys.digests([2, 5, 9])
 
     def blake2b_128(data: bytes) -> str:

@@ -13,6 +13,7 @@ import pytest
 
 import traceidx.build
 import traceidx.ingest
+import traceidx.records
 from tests.conftest import corpus_path
 from traceidx.build import build, prune
 from traceidx.dataset import read_manifest
@@ -289,3 +290,43 @@ def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
             assert expected == fingerprint(read_range(locator, start, end))
     old_prints = {r for r in before["records"]}
     assert all(any(repr(fp) in r for r in old_prints) for *_, fp in gone)  # kept as they were
+
+
+def test_a_dataset_of_the_older_id_scheme_upgrades(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Built by a version that hashed every record id with BLAKE2b; then one source vanishes.
+    import numpy as np
+
+    from traceidx import ids
+
+    def blake2b_ids(source: int, first: int, count: int) -> np.ndarray:
+        hashed = [ids._h("record", source, p) for p in range(first, first + count)]
+        return np.array(hashed, dtype=np.int64)
+
+    traces = _copy(tmp_path, "generated", "claude", "s1-aurora")
+    dataset = tmp_path / "ds"
+    with monkeypatch.context() as older:
+        older.setattr(traceidx.records, "record_ids", blake2b_ids)
+        older.setattr(traceidx.build, "ID_SCHEME", "blake2b64-v1")
+        build([traces], dataset, jobs=1)
+    before = _facts(dataset)
+    gone = _main_transcripts(traces)[0]
+    gone.unlink()
+    report = build([traces], dataset, jobs=1)
+    assert report.exit_code == 0 and report.actions["new"] == len(report.results) - 1
+    con = connect(dataset)
+    rows = con.execute(
+        "SELECT s.locator, r.source_id, r.source_position, r.record_id "
+        "FROM records r JOIN sources s USING (source_id)"
+    ).fetchall()
+    assert len(rows) == len(before["records"])  # nothing lost, nothing doubled
+    for locator, source, position, record_id in rows:
+        kept = locator == str(gone)  # the vanished source's rows stay as they were
+        old = ids._h("record", source, position)
+        assert record_id == (old if kept else ids.record_id(source, position))
+    orphans = con.execute(
+        "SELECT count(*) FROM (SELECT unnest(record_ids) AS rid FROM items) "
+        "WHERE rid NOT IN (SELECT record_id FROM records)"
+    ).fetchall()[0][0]
+    assert orphans == 0  # the vanished source's items still point at its records

@@ -2,7 +2,7 @@
 
 A build that indexes a plain (uncompressed) source of at least `MIN_BYTES` keeps, beside the
 dataset, the state its ingestion had just before the adapter's `finish`: the adapter itself
-(pickled; it holds only what it has not drained), the projector's counters, the record ids,
+(pickled; it holds only what it has not drained), the projector's counters, the record
 times and fingerprints read so far, and the ids of the loops and items that `finish` then
 produced (the *tail*: drafts that were not settled yet). When the file has only grown, the
 next build resumes from the checkpoint (its first 64 KiB, and the 64 KiB before the
@@ -99,7 +99,6 @@ class Checkpoint:
     runtime: str
     offset: int
     adapter: bytes
-    record_ids: bytes
     times: bytes
     fingerprints: bytes
     projector: dict[str, Any] | None

@@ -151,7 +151,7 @@ class _Run:
         self.sink = sink
         self.prefix_counts = prefix_counts
         self.source_id = ids.source_id(result.locator)
-        self.keys = SourceKeys()  # of every record read, from the source's first line
+        self.keys = SourceKeys(self.source_id)  # of every record read, from the source's first line
         result.records = RecordColumns(self.source_id, self.keys)
         self.adapter: Adapter | None = None
         self.head: list[tuple[FramedLine, Any, str]] = []
@@ -169,7 +169,7 @@ class _Run:
         self.adapter = pickle.loads(checkpoint.adapter)
         self.undecided = False
         result.runtime = checkpoint.runtime
-        self.keys = SourceKeys(checkpoint.record_ids, checkpoint.times, checkpoint.fingerprints)
+        self.keys = SourceKeys(self.source_id, checkpoint.times, checkpoint.fingerprints)
         if checkpoint.projector is not None:
             assert self.adapter is not None and self.adapter.session is not None
             projector = self.start(checkpoint.runtime, self.adapter.session.native_id)
@@ -210,7 +210,6 @@ class _Run:
             runtime=result.runtime,
             offset=offset,
             adapter=adapter,
-            record_ids=self.keys.ids.tobytes(),
             times=self.keys.times.tobytes(),
             fingerprints=bytes(self.keys.fingerprints),
             projector=self.projector.state() if self.projector is not None else None,
@@ -222,7 +221,11 @@ class _Run:
         """The source's projector, bound to its Session."""
         if self.projector is None:
             self.projector = Projector(
-                runtime, self.source_id, self.settings.text_limit, self.keys.time, self.keys.ids
+                runtime,
+                self.source_id,
+                self.settings.text_limit,
+                self.keys.time,
+                lambda: self.keys.ids,
             )
             self.projector.start(native_id)
         elif self.projector.session_id != ids.session_id(runtime, native_id):
@@ -320,8 +323,7 @@ class _Run:
             )
         if self.adapter is None:
             return
-        record_id = ids.record_id(self.source_id, line.position)
-        self.keys.add(record_id, facts.occurred_at, line.fingerprint.encode("ascii"))
+        self.keys.add(facts.occurred_at, line.fingerprint.encode("ascii"))
         self.result.records.append(line.start, line.end, status, facts.native_type)
         if self.sink is not None:
             self.pending_bytes += line.end - line.start

@@ -68,7 +68,8 @@ def project(
     if draft.session is None:
         return None
     known = times or {}
-    projector = Projector(runtime, source_id, text_limit, known.get, record_ids or [])
+    given = record_ids or []
+    projector = Projector(runtime, source_id, text_limit, known.get, lambda: given)
     projector.start(draft.session.native_id)
     loops = projector.loops(draft.loops)
     return Projection(projector.session(draft.session), loops, [projector.items(draft.items)])
@@ -88,7 +89,7 @@ class Projector:
         source_id: int,
         text_limit: int,
         time_of: Callable[[int], int | None],
-        record_ids: Sequence[int],
+        record_ids: Callable[[], Sequence[int]],
     ) -> None:
         self.runtime = runtime
         self.source_id = source_id
@@ -121,9 +122,10 @@ class Projector:
         self._positions = dict(state["positions"])
 
     def rid(self, position: int) -> int:
-        """The id of the record at `position` (hashed only if not known already)."""
-        if position < len(self.record_ids):
-            return self.record_ids[position]
+        """The id of the record at `position` (computed only if not known already)."""
+        known = self.record_ids()
+        if position < len(known):
+            return known[position]
         return ids.record_id(self.source_id, position)
 
     def start(self, native_id: str) -> int:
@@ -199,7 +201,8 @@ class Projector:
             item_ids.append(item_id)
             if draft.call_id is not None:
                 calls[draft.call_id] = item_id
-        rid = self.rid
+        rid, known = self.rid, self.record_ids()
+        count = len(known)
         runtime, limit = self.runtime, self.text_limit
         record_ids, roles, strengths, values = out.record_ids, out.roles, out.strengths, out.values
         loop_ids, loop_positions = out.loop_ids, out.loop_positions
@@ -218,9 +221,11 @@ class Projector:
                 loop_positions.append(position)
             records = draft.records
             if len(records) == 1:
-                record_ids.append([rid(records[0])])
+                first = records[0]
+                record_ids.append([known[first] if first < count else rid(first)])
             else:
-                record_ids.append([rid(p) for p in sorted(set(records))])
+                unique = sorted(set(records))
+                record_ids.append([known[p] if p < count else rid(p) for p in unique])
             role, value, linked = _semantic(draft, calls, runtime, limit)
             roles.append(role)
             strengths.append(draft.strength)

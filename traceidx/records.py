@@ -22,6 +22,7 @@ from hashlib import blake2b
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from traceidx.ids import record_ids
 from traceidx.model import ByteRange, Record
 from traceidx.schema import table_schema
 
@@ -31,21 +32,30 @@ _FINGERPRINT_CHARS = 32
 
 
 class SourceKeys:
-    """Record id, time and fingerprint of every record of one source, by position."""
+    """Record id, time and fingerprint of every record of one source, by position (the ids
+    are computed in bulk, for the positions added since they were last asked for)."""
 
-    __slots__ = ("fingerprints", "ids", "times")
+    __slots__ = ("_ids", "fingerprints", "source_id", "times")
 
-    def __init__(self, ids: bytes = b"", times: bytes = b"", fingerprints: bytes = b"") -> None:
-        self.ids = array("q", ids)
+    def __init__(self, source_id: int = 0, times: bytes = b"", fingerprints: bytes = b"") -> None:
+        self.source_id = source_id
+        self._ids = array("q")
         self.times = array("q", times)
         self.fingerprints = bytearray(fingerprints)  # 32 lowercase hex characters each
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.times)
 
-    def add(self, record_id: int, occurred_at: int | None, fingerprint: bytes) -> None:
+    @property
+    def ids(self) -> array[int]:
+        """The record id of every position so far."""
+        done, count = len(self._ids), len(self.times)
+        if done < count:
+            self._ids.frombytes(record_ids(self.source_id, done, count - done).tobytes())
+        return self._ids
+
+    def add(self, occurred_at: int | None, fingerprint: bytes) -> None:
         """The keys of the next position."""
-        self.ids.append(record_id)
         self.times.append(NO_TIME if occurred_at is None else occurred_at)
         self.fingerprints += fingerprint
 
@@ -100,13 +110,13 @@ class RecordColumns:
 
     def objects(self) -> list[Record]:
         """The domain objects these columns describe."""
-        out = []
+        out, known = [], self.keys.ids
         for i in range(len(self)):
             position = self.first + i
             fingerprint = self.keys.fingerprints[32 * position : 32 * position + 32]
             out.append(
                 Record(
-                    record_id=self.keys.ids[position],
+                    record_id=known[position],
                     source_id=self.source_id,
                     source_position=position,
                     content_range=ByteRange(self.starts[i], self.ends[i]),

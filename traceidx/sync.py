@@ -73,7 +73,7 @@ def prefix_digest(locator: str, count: int, algorithm: str) -> str | None:
         with open(locator, "rb") as stream:
             for chunk in logical_chunks(stream, StreamStats()):
                 for line in framer.feed(chunk):
-                    keys.add(0, None, line.fingerprint.encode("ascii"))
+                    keys.add(None, line.fingerprint.encode("ascii"))
                     if len(keys) == count:
                         return keys.digests((count,))[1][count]
     except OSError:
