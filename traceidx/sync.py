@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from hashlib import blake2b
 from typing import Any, Literal
 
-from traceidx.frame import Framer
+from traceidx.frame import FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
 from traceidx.records import SourceKeys
 from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks
 
@@ -54,8 +53,10 @@ class Decision:
 
 
 def head_digest(head: bytes) -> str:
-    """BLAKE2b-128 of a file's first bytes (at most HEAD_BYTES of them)."""
-    return blake2b(head[:HEAD_BYTES], digest_size=16).hexdigest()
+    """The fingerprint (`frame.FINGERPRINT_ALGORITHM`) of a file's first bytes (at most
+    HEAD_BYTES of them). A head stored under another algorithm never matches: the source is
+    then re-read from its first byte, which is always correct."""
+    return FINGERPRINTS[FINGERPRINT_ALGORITHM](head[:HEAD_BYTES])
 
 
 def head_fingerprint(locator: str, size: int) -> str:

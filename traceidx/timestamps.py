@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 
 def rfc3339_ms(value: object) -> int | None:
@@ -18,11 +18,11 @@ def rfc3339_ms(value: object) -> int | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    delta = parsed - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    return (parsed - _EPOCH) // _MILLISECOND  # floored, exactly (timedelta arithmetic)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MILLISECOND = timedelta(milliseconds=1)
 
 
 def epoch_number_ms(value: object) -> int | None:
