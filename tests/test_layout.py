@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import corpus_path
@@ -24,17 +25,24 @@ def _traces(tmp_path: Path, names: tuple[str, ...]) -> Path:
 
 
 def _check_layout(dataset: Path) -> dict[str, int]:
-    """Every source sits in bucket session_id % n of its group; every part is a bucket < n."""
+    """Every source sits in bucket session_id % n of its group, and every row of it in that
+    partition's parts; every part is a bucket < n."""
     manifest = read_manifest(dataset)
     assert manifest is not None
     layout: dict[str, int] = manifest["buckets"]
+    home = {}
     for entry in manifest["sources"].values():
         if entry["state"] == "indexed":
             where = Partition.from_key(entry["partition"])
             assert where.bucket == int(entry["session_id"]) % layout[where.group]
-    for key in manifest["parts"]:
+            home[int(entry["source_id"])] = entry["partition"]
+    for key, tables in manifest["parts"].items():
         where = Partition.from_key(key)
         assert where.bucket < layout[where.group]
+        for table, path in tables.items():
+            rows = pq.read_table(dataset / path).to_pylist()
+            sources = [r["source_ids"][0] if table == "sessions" else r["source_id"] for r in rows]
+            assert rows and all(home[source] == key for source in sources), (key, table)
     return layout
 
 
@@ -48,9 +56,11 @@ def test_a_small_group_is_one_partition(tmp_path: Path) -> None:
     assert len(manifest["parts"]) == len(layout)
 
 
+@pytest.mark.parametrize("route_targets", [1, 4])
 def test_a_group_that_outgrows_its_buckets_is_split_and_keeps_its_facts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route_targets: int
 ) -> None:
+    monkeypatch.setattr("traceidx.build.ROUTE_TARGETS", route_targets)  # new parts per read
     traces = _traces(tmp_path, SESSIONS[:2])
     dataset = tmp_path / "ds"
     build([traces], dataset, jobs=1)

@@ -59,7 +59,7 @@ from traceidx.ingest import Settings, ingest
 from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
-from traceidx.staging import Spooled, Stage, spool
+from traceidx.staging import ROW_GROUP_BYTES, PartWriter, Split, Spooled, Stage, spool
 from traceidx.sync import Decision, decide, prefix_digest
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
@@ -331,6 +331,10 @@ def _settings_record(settings: Settings) -> dict[str, Any]:
 
 #: tables whose rows of a resumed source are all re-stated (one row per source)
 RESTATED = ("sources", "sessions")
+
+#: a partition whose group's buckets grew is read once per this many of its new partitions
+#: (each of which holds at most its share of `ROW_GROUP_BYTES` of rows before writing them)
+ROUTE_TARGETS = 4
 
 #: a batch (one task of the pool) holds at most this many sources or this many bytes
 BATCH_SOURCES = 128
@@ -627,11 +631,12 @@ class _Sync:
             layout[group] = next(n for n in options if largest[n] <= target)
         return layout
 
-    def _split(self, layout: dict[str, int]) -> dict[Partition, tuple[Partition, pa.Array]]:
-        """The partitions of groups whose bucket count grew: each with the partition its rows
-        come from and the sources it keeps. The sources' entries move to their new keys."""
+    def _split(self, layout: dict[str, int]) -> list[tuple[Partition, Split]]:
+        """How the partitions of groups whose bucket count grew are rewritten: each such
+        partition with the new partitions its rows go to, `ROUTE_TARGETS` at a time (each
+        time read once). The sources' entries move to their new keys."""
         grown = {g for g, n in layout.items() if n != self.layout.get(g, 1)}
-        members: dict[str, list[int]] = {}
+        members: dict[str, dict[int, int]] = {}  # group -> source id -> new bucket
         for locator, entry in self.entries.items():
             if entry.get("state") != "indexed" or "partition" not in entry:
                 continue
@@ -640,15 +645,22 @@ class _Sync:
                 bucket = int(entry["session_id"]) % layout[old.group]
                 new = Partition(old.runtime, old.month, bucket)
                 self.entries[locator] = {**entry, "partition": new.key}
-                members.setdefault(new.key, []).append(int(entry["source_id"]))
-        out = {}
-        for group in grown:
+                members.setdefault(old.group, {})[int(entry["source_id"])] = bucket
+        out = []
+        for group in sorted(grown):
             runtime, month = group.split("/")
-            before = self.layout.get(group, 1)
-            for bucket in range(layout[group]):
-                new = Partition(runtime, month, bucket)
-                keep = pa.array(sorted(members.get(new.key, [])), pa.int64())
-                out[new] = (Partition(runtime, month, bucket % before), keep)
+            before, after = self.layout.get(group, 1), layout[group]
+            buckets = members.get(group, {})
+            sources = sorted(buckets)
+            source_ids = pa.array(sources, pa.int64())
+            bucket_ids = pa.array([buckets[s] for s in sources], pa.int64())
+            for origin in range(before):
+                targets = [Partition(runtime, month, b) for b in range(origin, after, before)]
+                for at in range(0, len(targets), ROUTE_TARGETS):
+                    wave = tuple(targets[at : at + ROUTE_TARGETS])
+                    out.append(
+                        (Partition(runtime, month, origin), Split(wave, source_ids, bucket_ids))
+                    )
         return out
 
     def _publish(self) -> None:
@@ -656,13 +668,12 @@ class _Sync:
         known = _sessions_of(self.entries)
         layout = self._grown()
         split = self._split(layout)
-        grown = {p.group for p in split}
+        grown = {origin.group for origin, _ in split}
         affected = {
             p
             for p in set(self.drop) | set(self.tail_drop) | self.stage.partitions
             if p.group not in grown
         }
-        affected |= set(split)
         for key in [k for k in parts if Partition.from_key(k).group in grown]:
             del parts[key]  # rewritten whole, bucket by bucket
         appeared_or_gone = known ^ _sessions_of(self.known)
@@ -677,31 +688,47 @@ class _Sync:
                 affected.add(Partition.from_key(candidates[path]))
         known_ids = pa.array(sorted(known), pa.int64())
 
-        def rewrite(partition: Partition) -> dict[str, str]:
-            origin, keep = split.get(partition, (partition, None))
+        def rewrite(origin: Partition, route: Split | None) -> dict[Partition, dict[str, str]]:
+            """Write the parts of `origin`'s new rows (of the targets of `route`, if given)."""
             full = self.drop.get(origin, set())
             tail = self.tail_drop.get(origin, {})
             old = self.previous["parts"].get(origin.key, {})
-            new: dict[str, str] = {}
+            targets = route.targets if route is not None else (origin,)
+            new: dict[Partition, dict[str, str]] = {target: {} for target in targets}
             for table in TABLES:
                 sources = full | (tail.get("sources", set()) if table in RESTATED else set())
                 drop = pa.array(sorted(sources), pa.int64())
                 ids = pa.array(sorted(tail.get(table, ())), pa.int64())
-                pieces = self.stage.pieces(origin, table, old.get(table), drop, ids, keep)
                 links = (lambda rows: resolve_links(rows, known_ids)) if table == "items" else None
-                written = self.stage.write(partition, table, pieces, links)
-                if written is not None:
-                    new[table] = written
-                    fault_point("write")
+                share = ROW_GROUP_BYTES // len(targets)  # one read's writers share it
+                writers = {t: PartWriter(self.stage, t, table, links, share) for t in targets}
+                try:
+                    for piece in self.stage.pieces(origin, table, old.get(table), drop, ids):
+                        if route is None:
+                            writers[origin].add(piece)
+                            continue
+                        for target, rows in route.route(table, piece):
+                            writers[target].add(rows)
+                    for target, writer in writers.items():
+                        written = writer.close()
+                        if written is not None:
+                            new[target][table] = written
+                            fault_point("write")
+                finally:
+                    for writer in writers.values():
+                        writer.abort()
             return new
 
+        units: list[tuple[Partition, Split | None]] = [(p, None) for p in sorted(affected)]
+        units += split
+        for key in [k for k in parts if Partition.from_key(k) in affected]:
+            del parts[key]
         # Arrow and Parquet release the GIL: threads write partitions side by side.
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            written = list(pool.map(rewrite, sorted(affected)))
-        for partition, new in zip(sorted(affected), written, strict=True):
-            parts.pop(partition.key, None)
-            if new:
-                parts[partition.key] = new
+            for written in pool.map(lambda unit: rewrite(*unit), units):
+                for partition, new in written.items():
+                    if new:
+                        parts[partition.key] = new
         if self.checkpoints:
             (self.dataset / "checkpoints").mkdir(exist_ok=True)
         for staged, name in self.checkpoints:

@@ -8,7 +8,9 @@ memory grows neither with the corpus nor with a single source. When every source
 changed partition's part is streamed, piece by piece, from the previous part's rows that are
 still current (rows of sources that changed or went away are dropped, by ``source_id``)
 followed by the spooled rows, into a Parquet file under the new generation's name, one row
-group per `ROW_GROUP_BYTES` of rows. Parts of partitions that did not change are not touched.
+group per `ROW_GROUP_BYTES` of rows (`PartWriter`). When a group's bucket count grew, a
+partition's rows are read once for several of its new partitions and routed to each by source
+(`Split`). Parts of partitions that did not change are not touched.
 """
 
 from __future__ import annotations
@@ -110,10 +112,86 @@ def _source_ids(table: str, data: pa.Table) -> pa.Array:
     return data.column("source_id")
 
 
-def _kept(table: str, piece: pa.Table, keep: pa.Array | None) -> pa.Table:
-    if keep is None:
-        return piece
-    return piece.filter(pc.is_in(_source_ids(table, piece), value_set=keep))
+@dataclass(frozen=True, slots=True)
+class Split:
+    """Where the rows of a partition whose group's buckets grew go: each source's rows to
+    the new partition of its bucket (`sources` sorted, `buckets` the bucket of each)."""
+
+    targets: tuple[Partition, ...]
+    sources: pa.Array
+    buckets: pa.Array
+
+    def route(self, table: str, piece: pa.Table) -> Iterator[tuple[Partition, pa.Table]]:
+        """The rows of a piece for each target (rows of no listed source go nowhere)."""
+        where = pc.index_in(_source_ids(table, piece), value_set=self.sources)
+        buckets = pc.take(self.buckets, where)
+        for target in self.targets:
+            rows = piece.filter(pc.equal(buckets, target.bucket))
+            if rows.num_rows:
+                yield target, rows
+
+
+class PartWriter:
+    """Writes one part (a partition's table) under the new generation's name, piece by
+    piece: a row group per `group_bytes` of rows; `transform` applies to each row group's
+    rows before they are written. Ids must be unique within the part."""
+
+    def __init__(
+        self,
+        stage: Stage,
+        partition: Partition,
+        table: str,
+        transform: Callable[[pa.Table], pa.Table] | None = None,
+        group_bytes: int = ROW_GROUP_BYTES,
+    ) -> None:
+        self.table = table
+        self.relative = partition.path(table, stage.generation)
+        self.target = stage.dataset / self.relative
+        self.transform = transform
+        self.group_bytes = group_bytes
+        self.options = {**PARQUET_OPTIONS, "use_dictionary": list(dictionary_columns(table))}
+        self.writer: pq.ParquetWriter | None = None
+        self.group: list[pa.Table] = []
+        self.size = 0
+        self.ids: list[pa.Array] = []
+
+    def add(self, piece: pa.Table) -> None:
+        if not piece.num_rows:
+            return
+        column = id_column(self.table, piece)
+        if column is not None:
+            self.ids.append(column)
+        self.group.append(piece)
+        self.size += piece.nbytes
+        if self.size >= self.group_bytes:
+            self._flush()
+
+    def _flush(self) -> None:
+        data = pa.concat_tables(self.group)
+        if self.transform is not None:
+            data = self.transform(data)
+        if self.writer is None:
+            self.target.parent.mkdir(parents=True, exist_ok=True)
+            self.writer = pq.ParquetWriter(self.target, data.schema, **self.options)
+        self.writer.write_table(data, row_group_size=max(1, data.num_rows))
+        self.group.clear()
+        self.size = 0
+
+    def close(self) -> str | None:
+        """Finish the part; its dataset-relative path (None when it has no rows)."""
+        if self.group:
+            self._flush()
+        if self.writer is None:
+            return None
+        self.abort()
+        check_ids(self.table, self.ids)
+        return self.relative
+
+    def abort(self) -> None:
+        """Close the file without finishing the part (it is garbage until published)."""
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
 
 
 class Stage:
@@ -141,11 +219,10 @@ class Stage:
         previous: str | None,
         drop: pa.Array,
         drop_ids: pa.Array | None = None,
-        keep: pa.Array | None = None,
     ) -> Iterator[pa.Table]:
         """The partition's rows for the new generation, a bounded piece at a time: the previous
         part's rows but those of the `drop` sources and those whose id is in `drop_ids`, then
-        the staged rows; only the rows of the `keep` sources, when given (a bucket split)."""
+        the staged rows."""
         id_name = ID_COLUMNS.get(table)
         schema = table_schema(table)
         if previous is not None:
@@ -162,10 +239,9 @@ class Stage:
                     gone = named if gone is None else pc.or_(gone, named)
                 if gone is not None:
                     piece = piece.filter(pc.invert(gone))
-                yield _kept(table, piece, keep)
+                yield piece
         for spooled in self._spooled.get((partition, table), []):
-            for piece in spooled.read(self._readers):
-                yield _kept(table, piece, keep)
+            yield from spooled.read(self._readers)
 
     def write(
         self,
@@ -174,49 +250,15 @@ class Stage:
         pieces: Iterable[pa.Table],
         transform: Callable[[pa.Table], pa.Table] | None = None,
     ) -> str | None:
-        """Write a part under the new generation's name; its dataset-relative path (None when
-        it has no rows). `transform` applies to each row group's rows before they are written.
-        Ids must be unique within the part."""
-        relative = partition.path(table, self.generation)
-        target = self.dataset / relative
-        options = {**PARQUET_OPTIONS, "use_dictionary": list(dictionary_columns(table))}
-        writer: pq.ParquetWriter | None = None
-        group: list[pa.Table] = []
-        size = 0
-        ids: list[pa.Array] = []
-
-        def flush() -> None:
-            nonlocal writer, size
-            data = pa.concat_tables(group)
-            if transform is not None:
-                data = transform(data)
-            if writer is None:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                writer = pq.ParquetWriter(target, data.schema, **options)
-            writer.write_table(data, row_group_size=max(1, data.num_rows))
-            group.clear()
-            size = 0
-
+        """Write a part from pieces (`PartWriter`); its dataset-relative path, or None."""
+        writer = PartWriter(self, partition, table, transform)
         try:
             for piece in pieces:
-                if not piece.num_rows:
-                    continue
-                column = id_column(table, piece)
-                if column is not None:
-                    ids.append(column)
-                group.append(piece)
-                size += piece.nbytes
-                if size >= ROW_GROUP_BYTES:
-                    flush()
-            if group:
-                flush()
-        finally:
-            if writer is not None:
-                writer.close()
-        if writer is None:
-            return None
-        check_ids(table, ids)
-        return relative
+                writer.add(piece)
+            return writer.close()
+        except BaseException:
+            writer.abort()
+            raise
 
     def discard(self) -> None:
         """Remove the staging folder."""
