@@ -128,7 +128,6 @@ def test_id_fast_paths_hash_the_documented_parts(source: int, position: int, ord
     from traceidx import ids
 
     assert ids.loop_id(source, position) == ids._h("loop", source, position)
-    assert ids.item_id(source, position, ordinal) == ids._h("item", source, position, ordinal)
 
 
 def _splitmix63(seed: int, n: int) -> int:
@@ -160,3 +159,27 @@ def test_record_ids_of_one_source_never_collide() -> None:
 
     many = ids.record_ids(12345, 0, 1_000_000)
     assert len(set(many.tolist())) == len(many) and int(many.min()) >= 0
+
+
+@given(
+    _IDS,
+    st.lists(
+        st.tuples(st.integers(0, 1 << 40), st.integers(0, (1 << 16) + 3)), max_size=40, unique=True
+    ),
+)
+def test_item_ids_are_the_documented_stream_in_bulk_and_one_by_one(
+    source: int, keys: list[tuple[int, int]]
+) -> None:
+    from hashlib import blake2b
+
+    from traceidx import ids
+
+    seed = int.from_bytes(blake2b(b"item\x1f%d" % source, digest_size=8).digest(), "big")
+    seed &= (1 << 63) - 1
+    expected = [
+        _splitmix63(seed, (p << 16) + o + 1) if o < 1 << 16 else ids._h("item", source, p, o)
+        for p, o in keys
+    ]
+    assert [ids.item_id(source, p, o) for p, o in keys] == expected
+    assert ids.item_ids(source, [p for p, _ in keys], [o for _, o in keys]) == expected
+    assert len(set(expected)) == len(expected)

@@ -191,15 +191,17 @@ class Projector:
         source_id = self.source_id
         ordinals, calls, positions = self._ordinals, self._calls, self._positions
         out = ItemColumns(session_id, source_id)
-        item_ids = out.item_ids
-        for draft in drafts:  # every call of the batch first: an output may precede its call
+        firsts, numbers = [], []
+        for draft in drafts:
             records = draft.records
             first = records[0] if len(records) == 1 else min(records)
             ordinal = ordinals.get(first, 0)
             ordinals[first] = ordinal + 1
-            item_id = ids.item_id(source_id, first, ordinal)
-            item_ids.append(item_id)
-            if draft.call_id is not None:
+            firsts.append(first)
+            numbers.append(ordinal)
+        out.item_ids = ids.item_ids(source_id, firsts, numbers)
+        for draft, item_id in zip(drafts, out.item_ids, strict=True):
+            if draft.call_id is not None:  # every call first: an output may precede its call
                 calls[draft.call_id] = item_id
         rid, known = self.rid, self.record_ids()
         count = len(known)
