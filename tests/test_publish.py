@@ -167,3 +167,15 @@ def test_shell_views_expose_programs_pipelines_and_redirects(corpus_dataset: Pat
            ORDER BY statement_position, target"""
     ).fetchall()
     assert ("2", ">", "err.txt") in redirect and ("1", ">", "/dev/null") in redirect
+
+
+def test_a_build_leaves_the_callers_garbage_collector_as_it_was(tmp_path: Path) -> None:
+    import gc
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        build([corpus_path("generated", "claude", "s1-aurora")], tmp_path / "ds", jobs=1)
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)

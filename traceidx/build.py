@@ -214,31 +214,38 @@ class Batch:
     spooled: list[tuple[str, str, Spooled]]  # partition key, table, rows
 
 
-#: first-generation threshold of the garbage collector while sources are ingested: reading a
-#: source makes millions of short-lived containers that refcounting frees (no cycles), and
-#: at CPython's default of 700 the collector's passes over them took about 8% of the CPU
+#: first-generation threshold of the garbage collector during a build: reading a source makes
+#: millions of short-lived containers that refcounting frees (no cycles), and at CPython's
+#: default of 700 the collector's passes over them took about 8% of the CPU
 GC_THRESHOLD = 50_000
+
+
+def _fewer_collections() -> tuple[int, int, int]:
+    """Run the garbage collector's first generation `GC_THRESHOLD` allocations apart; the
+    thresholds before."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(GC_THRESHOLD, old[0]), *old[1:])
+    return old
 
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the first generation of the garbage collector `GC_THRESHOLD` allocations apart."""
-    old = gc.get_threshold()
-    gc.set_threshold(max(GC_THRESHOLD, old[0]), *old[1:])
+    """`_fewer_collections` for a block (a build in the caller's process)."""
+    old = _fewer_collections()
     try:
         yield
     finally:
         gc.set_threshold(*old)
 
 
+def _start_worker() -> None:
+    """Set up a worker process of the build's pool (its thresholds stay for its life)."""
+    _fewer_collections()
+
+
 def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
     """Ingest a batch of sources and spool their rows: one file per table, one run of record
     batches per partition (rows long sources flushed while read stay in their own files)."""
-    with fewer_collections():
-        return _process_batch(work, task)
-
-
-def _process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
     outcomes = []
     pieces: dict[str, dict[str, list[Any]]] = {}
     spooled: list[tuple[str, str, Spooled]] = []
@@ -370,7 +377,8 @@ def _run(
         for batch in batches:
             yield process_batch(batch, task)
         return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(batches))) as pool:
+    workers = min(jobs, len(batches))
+    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker) as pool:
         pending: deque[Future[Batch]] = deque()
         todo = iter(batches)
         for batch in itertools.islice(todo, 2 * jobs):
@@ -412,7 +420,8 @@ def build(
         previous = stored or empty_manifest()
         record = _settings_record(settings)
         rebuild = rebuild or (previous["settings"] not in (None, record))
-        return _Sync(dataset, previous, settings, record, jobs, rebuild, progress).run(paths)
+        with fewer_collections():
+            return _Sync(dataset, previous, settings, record, jobs, rebuild, progress).run(paths)
 
 
 def _largest_bucket(records: Counter[int], buckets: int) -> int:
