@@ -14,6 +14,7 @@ import pytest
 import traceidx.build
 import traceidx.ingest
 import traceidx.records
+import traceidx.staging
 from tests.conftest import corpus_path
 from traceidx.build import build, prune
 from traceidx.dataset import read_manifest
@@ -330,3 +331,33 @@ def test_a_dataset_of_the_older_id_scheme_upgrades(
         "WHERE rid NOT IN (SELECT record_id FROM records)"
     ).fetchall()[0][0]
     assert orphans == 0  # the vanished source's items still point at its records
+
+
+def test_a_part_whose_sources_all_changed_is_not_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traces = _copy(tmp_path, "generated", "claude", "s1-vega")
+    dataset = tmp_path / "ds"
+    cut = {}
+    for path in sorted(traces.rglob("*.jsonl")):  # start from shorter files...
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[:-2]))
+        cut[path] = b"".join(lines[-2:])
+    build([traces], dataset, jobs=1)
+    for path, tail in cut.items():  # ...then append their real last lines to every one
+        with open(path, "ab") as out:
+            out.write(tail)
+    read_back: list[str | None] = []
+    pieces = traceidx.staging.Stage.pieces
+
+    def spy(self: Any, partition: Any, table: str, previous: str | None, *rest: Any) -> Any:
+        read_back.append(previous)
+        return pieces(self, partition, table, previous, *rest)
+
+    monkeypatch.setattr(traceidx.staging.Stage, "pieces", spy)
+    report = build([traces], dataset, jobs=1)
+    assert report.actions["appended"] == len(cut) and read_back
+    assert read_back == [None] * len(read_back)  # every old row was replaced: none re-read
+    fresh = tmp_path / "fresh"
+    build([traces], fresh, jobs=1)
+    assert _facts(dataset) == _facts(fresh)

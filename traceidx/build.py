@@ -432,6 +432,21 @@ def _largest_bucket(records: Counter[int], buckets: int) -> int:
     return max(sums.values())
 
 
+def _residents(entries: dict[str, dict[str, Any]]) -> dict[str, set[int]]:
+    """The sources whose rows each partition's parts hold, by partition key (a partition
+    holding a source of unknown id is left out)."""
+    out: dict[str, set[int]] = {}
+    unknown = set()
+    for entry in entries.values():
+        if entry.get("state") == "indexed" and "partition" in entry:
+            source = entry.get("source_id")
+            if source is None:
+                unknown.add(entry["partition"])
+            else:
+                out.setdefault(entry["partition"], set()).add(int(source))
+    return {key: sources for key, sources in out.items() if key not in unknown}
+
+
 def _sessions_of(entries: dict[str, dict[str, Any]]) -> set[int]:
     return {
         int(e["session_id"])
@@ -697,11 +712,15 @@ class _Sync:
                 affected.add(Partition.from_key(candidates[path]))
         known_ids = pa.array(sorted(known), pa.int64())
 
+        residents = _residents(self.known)
+
         def rewrite(origin: Partition, route: Split | None) -> dict[Partition, dict[str, str]]:
             """Write the parts of `origin`'s new rows (of the targets of `route`, if given)."""
             full = self.drop.get(origin, set())
             tail = self.tail_drop.get(origin, {})
             old = self.previous["parts"].get(origin.key, {})
+            if old and origin.key in residents and residents[origin.key] <= full:
+                old = {}  # every source in the previous part is replaced: nothing to keep
             targets = route.targets if route is not None else (origin,)
             new: dict[Partition, dict[str, str]] = {target: {} for target in targets}
             for table in TABLES:
