@@ -239,10 +239,10 @@ class Projector:
 
 
 @lru_cache(maxsize=4096)
-def _shell_rows(command: str, limit: int) -> list[dict[str, Any]]:
+def _shell_rows(command: str, limit: int) -> tuple[dict[str, Any], ...]:
     """Shell fragments of a command, as rows; agents repeat commands (the rows are shared,
     never changed)."""
-    rows: list[dict[str, Any]] = msgspec.to_builtins(parse_shell(command, text_limit=limit))
+    rows: tuple[dict[str, Any], ...] = msgspec.to_builtins(parse_shell(command, text_limit=limit))
     return rows
 
 
