@@ -129,3 +129,39 @@ def test_a_file_vanishing_mid_build_is_not_a_failure(
     report = build([good.parent], tmp_path / "ds", jobs=1)
     assert report.exit_code == 0 and report.actions["missing"] == 1
     assert report.totals()["dataset_sources"] == 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_adapter_bug_fails_its_source_alone(
+    tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    from traceidx.adapters.claude_code import ClaudeCodeAdapter
+
+    odd = good.parent / "odd.jsonl"
+    lines = good.read_bytes().splitlines(keepends=True)
+    marked = json.loads(lines[40])
+    marked["trigger"] = True  # a record shape the (patched) adapter trips over
+    odd.write_bytes(b"".join([*lines[:40], json.dumps(marked).encode() + b"\n", *lines[41:]]))
+    feed = ClaudeCodeAdapter.feed
+
+    def buggy(self: ClaudeCodeAdapter, position: int, obj: Any) -> Any:
+        if isinstance(obj, dict) and obj.get("trigger"):
+            raise KeyError("message")
+        return feed(self, position, obj)
+
+    monkeypatch.setattr(ClaudeCodeAdapter, "feed", buggy)
+    for many in (good.parent / f"copy{n}.jsonl" for n in range(3)):  # a batch of several
+        shutil.copy(good, many)
+    report = build([good.parent], tmp_path / "ds", jobs=jobs)
+    assert report.exit_code == 1
+    failed = [r for r in report.results if r.state == "failed"]
+    assert [r.locator for r in failed] == [str(odd)]
+    assert failed[0].reason is not None
+    assert failed[0].reason.startswith(
+        "the claude_code adapter failed on line 41: KeyError: 'message'. This is a traceidx "
+        "bug: please report it with that line."
+    )
+    assert report.count("indexed") == 4 and _items(tmp_path / "ds") > 10  # the rest is published
+    monkeypatch.undo()
+    again = build([good.parent], tmp_path / "ds", jobs=jobs)  # fixed: retried, and indexed
+    assert again.exit_code == 0 and again.actions["retried"] == 1

@@ -3,7 +3,9 @@
 This is the per-source unit of work (and of parallelism). It reads the file once, streaming
 in chunks; problems with the evidence are data (a malformed line is a Record with
 ``parse_status = malformed``; an unclaimed file is ``skipped`` with a reason), while I/O
-errors make the source ``failed`` with the reason. Nothing here writes anywhere.
+errors make the source ``failed`` with the reason. So does an exception raised by its adapter
+or its projection (a bug, reported with the line it happened on): that source's facts are
+not published, and the build goes on with the others. Nothing here writes anywhere.
 
 Given a `RowSink`, memory stays bounded however long the source is: every `DRAIN_EVERY`
 records the adapter hands over the drafts no later record can change (`Adapter.drain`); they
@@ -134,6 +136,10 @@ def split_joined(data: bytes) -> list[Any] | None:
             return None
         values.append(value)
     return values if len(values) >= 2 else None
+
+
+class AdapterFailure(Exception):
+    """An adapter raised on a record (its cause): a bug, reported as that source's failure."""
 
 
 class _Run:
@@ -300,17 +306,20 @@ class _Run:
 
     def record(self, line: FramedLine, obj: Any, status: str) -> None:
         facts = _NO_FACTS
-        if status == "ok" and self.adapter is not None:
-            facts = self.adapter.feed(line.position, obj)
-        elif status == "joined":
-            self.result.joined += 1
-            if self.adapter is not None:
+        try:
+            if status == "ok" and self.adapter is not None:
+                facts = self.adapter.feed(line.position, obj)
+            elif status == "joined" and self.adapter is not None:
                 each = [self.adapter.feed(line.position, value) for value in obj]
                 types = [f.native_type for f in each if f.native_type]
                 facts = RecordFacts(
                     next((f.occurred_at for f in each if f.occurred_at is not None), None),
                     "+".join(types) or None,
                 )
+        except Exception as exc:
+            raise AdapterFailure(f"on line {line.position + 1}") from exc
+        if status == "joined":
+            self.result.joined += 1
         elif status == "malformed":
             self.result.malformed += 1
             self.note(line, "is not valid JSON; kept as a malformed record")
@@ -349,6 +358,30 @@ def ingest(
     tail on (`SourceResult.resumed`).
     """
     result = SourceResult(locator, "failed")
+    try:
+        return _ingest(result, settings, sink, prefix_counts, resume)
+    except Exception as exc:  # a bug on this source's data: the rest of the build goes on
+        on_line = isinstance(exc, AdapterFailure)
+        cause = exc.__cause__ if on_line else exc
+        result.state, result.projection, result.records = "failed", None, _NO_RECORDS
+        result.reason = (
+            f"the {result.runtime or 'runtime'} adapter failed "
+            f"{exc if on_line else 'while its facts were projected'}: "
+            f"{type(cause).__name__}: {cause}. This is a traceidx bug: please report it"
+            f"{' with that line' if on_line else ''}. This source's facts are not published; "
+            "every other source's are"
+        )
+        return result
+
+
+def _ingest(
+    result: SourceResult,
+    settings: Settings,
+    sink: RowSink | None,
+    prefix_counts: Collection[int],
+    resume: Checkpoint | None,
+) -> SourceResult:
+    locator = result.locator
     try:
         stat = os.stat(locator)
         result.size, result.mtime_ns = stat.st_size, stat.st_mtime_ns
