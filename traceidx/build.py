@@ -744,7 +744,7 @@ class _Sync:
                             fault_point("write")
                 finally:
                     for writer in writers.values():
-                        writer.abort()
+                        writer.discard()  # after an error (a closed writer has no file open)
             return new
 
         units: list[tuple[Partition, Split | None]] = [(p, None) for p in sorted(affected)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import shutil
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,6 +156,7 @@ class PartWriter:
         self.ids: list[pa.Array] = []
 
     def add(self, piece: pa.Table) -> None:
+        """Take the next rows (written as a row group once `group_bytes` of them are held)."""
         if not piece.num_rows:
             return
         column = id_column(self.table, piece)
@@ -183,12 +184,16 @@ class PartWriter:
             self._flush()
         if self.writer is None:
             return None
-        self.abort()
+        self._close_file()
         check_ids(self.table, self.ids)
         return self.relative
 
-    def abort(self) -> None:
-        """Close the file without finishing the part (it is garbage until published)."""
+    def discard(self) -> None:
+        """Give up on the part after an error: its file, if begun, is closed and left as
+        garbage (no manifest names it; the next build removes it)."""
+        self._close_file()
+
+    def _close_file(self) -> None:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
@@ -242,23 +247,6 @@ class Stage:
                 yield piece
         for spooled in self._spooled.get((partition, table), []):
             yield from spooled.read(self._readers)
-
-    def write(
-        self,
-        partition: Partition,
-        table: str,
-        pieces: Iterable[pa.Table],
-        transform: Callable[[pa.Table], pa.Table] | None = None,
-    ) -> str | None:
-        """Write a part from pieces (`PartWriter`); its dataset-relative path, or None."""
-        writer = PartWriter(self, partition, table, transform)
-        try:
-            for piece in pieces:
-                writer.add(piece)
-            return writer.close()
-        except BaseException:
-            writer.abort()
-            raise
 
     def discard(self) -> None:
         """Remove the staging folder."""
