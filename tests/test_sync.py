@@ -297,13 +297,10 @@ def test_a_dataset_of_the_older_id_scheme_upgrades(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Built by a version that hashed every record id with BLAKE2b; then one source vanishes.
-    import numpy as np
-
     from traceidx import ids
 
-    def blake2b_ids(source: int, first: int, count: int) -> np.ndarray:
-        hashed = [ids._h("record", source, p) for p in range(first, first + count)]
-        return np.array(hashed, dtype=np.int64)
+    def blake2b_ids(source: int, first: int, count: int) -> list[int]:
+        return [ids._h("record", source, p) for p in range(first, first + count)]
 
     traces = _copy(tmp_path, "generated", "claude", "s1-aurora")
     dataset = tmp_path / "ds"

@@ -230,17 +230,13 @@ def _fewer_collections() -> tuple[int, int, int]:
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
-    """`_fewer_collections` for a block (a build in the caller's process)."""
+    """`_fewer_collections` for a block (a build in the caller's process; a pool worker
+    keeps them for its life)."""
     old = _fewer_collections()
     try:
         yield
     finally:
         gc.set_threshold(*old)
-
-
-def _start_worker() -> None:
-    """Set up a worker process of the build's pool (its thresholds stay for its life)."""
-    _fewer_collections()
 
 
 def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
@@ -378,7 +374,7 @@ def _run(
             yield process_batch(batch, task)
         return
     workers = min(jobs, len(batches))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_fewer_collections) as pool:
         pending: deque[Future[Batch]] = deque()
         todo = iter(batches)
         for batch in itertools.islice(todo, 2 * jobs):
@@ -732,10 +728,8 @@ class _Sync:
                 writers = {t: PartWriter(self.stage, t, table, links, share) for t in targets}
                 try:
                     for piece in self.stage.pieces(origin, table, old.get(table), drop, ids):
-                        if route is None:
-                            writers[origin].add(piece)
-                            continue
-                        for target, rows in route.route(table, piece):
+                        routed = route.route(table, piece) if route else [(origin, piece)]
+                        for target, rows in routed:
                             writers[target].add(rows)
                     for target, writer in writers.items():
                         written = writer.close()

@@ -20,6 +20,7 @@ across rebuilds. `ID_SCHEME` names this scheme; a dataset built under another is
 
 from __future__ import annotations
 
+from array import array
 from functools import lru_cache
 from hashlib import blake2b
 
@@ -88,11 +89,12 @@ def record_id(source: int, position: int) -> int:
     return _stream(_seed(b"record", source), position + 1)
 
 
-def record_ids(source: int, first: int, count: int) -> np.ndarray:
-    """Ids of the Records at positions ``first .. first + count - 1`` of a Source (int64)."""
-    return _streams(
-        _seed(b"record", source), np.arange(first + 1, first + count + 1, dtype=np.uint64)
-    )
+def record_ids(source: int, first: int, count: int) -> array[int]:
+    """Ids of the Records at positions ``first .. first + count - 1`` of a Source."""
+    if count <= _FEW:
+        return array("q", [record_id(source, p) for p in range(first, first + count)])
+    n = np.arange(first + 1, first + count + 1, dtype=np.uint64)
+    return array("q", _streams(_seed(b"record", source), n).tobytes())
 
 
 def session_id(runtime: str, native_id: str) -> int:

@@ -387,7 +387,7 @@ def _ingest(
         result.size, result.mtime_ns = stat.st_size, stat.st_mtime_ns
         run = _Run(result, settings, sink, prefix_counts)
         framer = Framer(settings.max_record_bytes)
-        with open(locator, "rb", buffering=0) as stream:
+        with open(locator, "rb") as stream:
             if resume is not None:
                 framer = run.restore(resume)
                 result.resumed = resume
@@ -395,7 +395,7 @@ def _ingest(
                 stream.seek(resume.offset)
                 chunks: Iterator[bytes] = iter(lambda: stream.read(CHUNK_BYTES), b"")
             else:
-                chunks = logical_chunks(stream, result.stream, result.size)
+                chunks = logical_chunks(stream, result.stream)
             for chunk in chunks:
                 run.lines(framer.feed(chunk))
         if run.undecided:

@@ -121,9 +121,10 @@ class Projector:
         self._calls = dict(state["calls"])
         self._positions = dict(state["positions"])
 
-    def rid(self, position: int) -> int:
-        """The id of the record at `position` (computed only if not known already)."""
-        known = self.record_ids()
+    def rid(self, position: int, known: Sequence[int] | None = None) -> int:
+        """The id of the record at `position` (computed only if not known already; `known`:
+        the record ids, when the caller already asked for them)."""
+        known = self.record_ids() if known is None else known
         if position < len(known):
             return known[position]
         return ids.record_id(self.source_id, position)
@@ -204,7 +205,6 @@ class Projector:
             if draft.call_id is not None:  # every call first: an output may precede its call
                 calls[draft.call_id] = item_id
         rid, known = self.rid, self.record_ids()
-        count = len(known)
         runtime, limit = self.runtime, self.text_limit
         record_ids, roles, strengths, values = out.record_ids, out.roles, out.strengths, out.values
         loop_ids, loop_positions = out.loop_ids, out.loop_positions
@@ -223,11 +223,9 @@ class Projector:
                 loop_positions.append(position)
             records = draft.records
             if len(records) == 1:
-                first = records[0]
-                record_ids.append([known[first] if first < count else rid(first)])
+                record_ids.append([rid(records[0], known)])
             else:
-                unique = sorted(set(records))
-                record_ids.append([known[p] if p < count else rid(p) for p in unique])
+                record_ids.append([rid(p, known) for p in sorted(set(records))])
             role, value, linked = _semantic(draft, calls, runtime, limit)
             roles.append(role)
             strengths.append(draft.strength)

@@ -22,15 +22,13 @@ from hashlib import blake2b
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceidx.ids import record_id, record_ids
+from traceidx.ids import record_ids
 from traceidx.model import ByteRange, Record
 from traceidx.schema import table_schema
 
 #: `occurred_at` of a record the runtime wrote no time on
 NO_TIME = -(1 << 63)
 _FINGERPRINT_CHARS = 32
-#: record ids are computed in bulk from this many new positions on
-_BULK_IDS = 16
 
 
 class SourceKeys:
@@ -52,10 +50,8 @@ class SourceKeys:
     def ids(self) -> array[int]:
         """The record id of every position so far."""
         done, count = len(self._ids), len(self.times)
-        if count - done >= _BULK_IDS:
-            self._ids.frombytes(record_ids(self.source_id, done, count - done).tobytes())
-        elif done < count:  # a few: cheaper one by one than through numpy
-            self._ids.extend([record_id(self.source_id, p) for p in range(done, count)])
+        if done < count:
+            self._ids.extend(record_ids(self.source_id, done, count - done))
         return self._ids
 
     def add(self, occurred_at: int | None, fingerprint: bytes) -> None:

@@ -26,9 +26,6 @@ HEAD_BYTES = 64 * 1024
 #: bytes are released early (a single huge frame still streams in bounded memory).
 FRAME_HOLD_BYTES = 64 << 20
 
-#: what is read after a short read (the end of the file, unless it grew meanwhile)
-_PROBE_BYTES = 4096
-
 Compression = Literal["none", "zstd"]
 
 
@@ -57,21 +54,16 @@ def compression_of(head: bytes) -> Compression:
     return "zstd" if head.startswith(ZSTD_MAGIC) else "none"
 
 
-def logical_chunks(stream: BinaryIO, stats: StreamStats, size: int = 0) -> Iterator[bytes]:
-    """The logical bytes of an open source, in chunks; fills `stats` as it goes. `size`
-    (the file's size when it was looked at, if known) only sizes the reads: a small file is
-    not read into a buffer of `CHUNK_BYTES`."""
-    want = min(CHUNK_BYTES, size) if size > 0 else CHUNK_BYTES
-    first = stream.read(want)
+def logical_chunks(stream: BinaryIO, stats: StreamStats) -> Iterator[bytes]:
+    """The logical bytes of an open source, in chunks; fills `stats` as it goes."""
+    first = stream.read(CHUNK_BYTES)
     stats.head = first[:HEAD_BYTES]
     stats.compression = compression_of(first)
     if stats.compression == "none":
         while first:
             stats.complete_bytes += len(first)
             yield first
-            # A short read means the end was reached; a small read makes sure of it.
-            want = CHUNK_BYTES if len(first) == want else _PROBE_BYTES
-            first = stream.read(want)
+            first = stream.read(CHUNK_BYTES)
         return
     yield from _zstd_chunks(first, stream, stats)
 
