@@ -3,37 +3,58 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# the mypyc-compiled install (what `pip install .` gives a user) beside the editable pure one
+COMPILED := build/compiled
+BUILT    := $(COMPILED)/.built
+# the test suite's copy that runs against the compiled install (no traceidx/ beside it)
+CHECK    := build/check
+CORPUS   ?= $(abspath ../shared/corpus)
 
-.PHONY: setup demo test lint typecheck unit bench notebooks clean
+.PHONY: setup compiled demo test lint typecheck unit unit-compiled bench notebooks clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	TRACEIDX_PURE=1 $(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+$(BUILT): $(STAMP) setup.py $(shell find traceidx -name '*.py')
+	rm -rf $(COMPILED)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --target $(COMPILED) .
+	$(BIN)/python -c "import sys; sys.path.insert(0, '$(COMPILED)'); import traceidx; \
+		sys.exit(0 if traceidx.compiled() else 'mypyc did not compile traceidx (see above)')"
+	touch $@
+
+compiled: $(BUILT)
 
 demo: $(STAMP)
 	$(BIN)/traceidx demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check traceidx tests benchmarks notebooks
-	$(BIN)/ruff format --check traceidx tests benchmarks notebooks
+	$(BIN)/ruff check setup.py traceidx tests benchmarks notebooks
+	$(BIN)/ruff format --check setup.py traceidx tests benchmarks notebooks
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest
+	TRACEIDX_BUILD=pure $(BIN)/python -m pytest
 
-test: lint typecheck unit
+unit-compiled: $(BUILT)
+	rm -rf $(CHECK) && mkdir -p $(CHECK)
+	cp -r tests benchmarks notebooks sql pyproject.toml README.md $(CHECK)/
+	cd $(CHECK) && TRACEIDX_BUILD=compiled TRACEIDX_CORPUS=$(CORPUS) \
+		PYTHONPATH=$(abspath $(COMPILED)) $(abspath $(BIN))/python -m pytest
+
+test: lint typecheck unit unit-compiled
 
 notebooks: $(STAMP)
 	$(BIN)/python notebooks/execute.py --save
 
-bench: $(STAMP)
-	$(BIN)/python benchmarks/run.py --megabytes 1000 --real-copies 40 --ccusage --repeat 3
+bench: $(BUILT)
+	PYTHONPATH=$(COMPILED) $(BIN)/python benchmarks/run.py --megabytes 1000 --real-copies 40 --ccusage --repeat 3
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

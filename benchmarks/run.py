@@ -52,12 +52,25 @@ from typing import Any
 import msgspec
 import zstandard
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# the benchmarks package; after PYTHONPATH, so that a compiled install given there is measured
+sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 import contextlib
 
+import traceidx
 from benchmarks.corpora import generated, real_shaped, size_of
 from traceidx.sourceio import StreamStats, logical_chunks
+
+#: child processes import the traceidx this runner imported (a compiled install or the source)
+TRACEIDX_HOME = str(Path(traceidx.__file__).resolve().parents[1])
+
+
+def _child(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": TRACEIDX_HOME}
+    return subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=TRACEIDX_HOME, **kwargs
+    )
+
 
 QUERIES = {
     "daily_usage_by_model": (
@@ -137,14 +150,7 @@ def parallel_baseline(files: list[Path], jobs: int) -> dict[str, float]:
 
 
 def run_build(corpus: Path, dataset: Path, jobs: int) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(corpus), str(dataset), str(jobs)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
+    done = _child([sys.executable, "-c", CHILD, str(corpus), str(dataset), str(jobs)], check=True)
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
@@ -184,7 +190,7 @@ def time_queries(dataset: Path) -> dict[str, Any]:
             runs.append(time.perf_counter() - start)
         command = [sys.executable, "-m", "traceidx.cli", "sql", "--dataset", str(dataset), sql]
         start = time.perf_counter()
-        subprocess.run(command, capture_output=True, check=True)
+        _child(command, check=True)
         out[name] = {
             "in_process_median_s": statistics.median(runs),
             "command_s": time.perf_counter() - start,
@@ -373,6 +379,7 @@ def main() -> int:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
     report = {
+        "build": "compiled" if traceidx.compiled() else "pure",
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
@@ -383,6 +390,7 @@ def main() -> int:
         "results": results,
         **extra,
     }
+    print(f"traceidx {report['build']} (see benchmarks/README.md: which build is measured)")
     print_table(results)
     print(json.dumps(extra, indent=1))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,19 @@ CORPUS = Path(
 )
 
 
+def _compiled() -> bool:
+    import traceidx
+
+    return traceidx.compiled()
+
+
+#: for tests that stand in an older traceidx by patching module functions: compiled modules
+#: call each other directly, so such patches only reach pure-Python callers
+patches_module_functions = pytest.mark.skipif(
+    _compiled(), reason="patches functions that compiled modules call directly"
+)
+
+
 def corpus_path(*parts: str) -> Path:
     """A path inside the shared corpus; skips the test when the corpus is absent."""
     path = CORPUS.joinpath(*parts)
@@ -39,3 +52,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite the expected golden files from the current output",
     )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """`TRACEIDX_BUILD=compiled|pure` says which build the suite must be testing."""
+    import traceidx
+
+    wanted = os.environ.get("TRACEIDX_BUILD")
+    have = "compiled" if traceidx.compiled() else "pure"
+    if wanted and wanted != have:
+        raise pytest.UsageError(
+            f"TRACEIDX_BUILD={wanted}, but the traceidx imported ({traceidx.__file__}) is {have}"
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import shutil
@@ -14,7 +15,9 @@ import pytest
 
 import traceidx.ingest as ingest_module
 from tests.conftest import corpus_path
+from tests.mutation import recognised_files, write_variants
 from traceidx.build import build
+from traceidx.dataset import read_manifest
 from traceidx.query import connect
 
 
@@ -101,7 +104,10 @@ def test_an_unreadable_file_fails_alone(
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(ingest_module, "open", guarded, raising=False)
+    if os.geteuid() == 0:  # root reads any file: refuse it where traceidx opens it
+        monkeypatch.setattr(builtins, "open", guarded)
+    else:
+        locked.chmod(0)
     report = build([good.parent], tmp_path / "ds", jobs=1)
     assert report.exit_code == 1
     failed = [r for r in report.results if r.state == "failed"]
@@ -131,17 +137,26 @@ def test_a_file_vanishing_mid_build_is_not_a_failure(
     assert report.totals()["dataset_sources"] == 1
 
 
+def _odd_batch(good: Path) -> Path:
+    """A copy of `good` whose line 41 is marked `trigger` (for a patched adapter to trip over),
+    beside three plain copies (so that a batch holds several sources)."""
+    odd = good.parent / "odd.jsonl"
+    lines = good.read_bytes().splitlines(keepends=True)
+    marked = json.loads(lines[40])
+    marked["trigger"] = True
+    odd.write_bytes(b"".join([*lines[:40], json.dumps(marked).encode() + b"\n", *lines[41:]]))
+    for many in (good.parent / f"copy{n}.jsonl" for n in range(3)):
+        shutil.copy(good, many)
+    return odd
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_an_adapter_bug_fails_its_source_alone(
     tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
 ) -> None:
     from traceidx.adapters.claude_code import ClaudeCodeAdapter
 
-    odd = good.parent / "odd.jsonl"
-    lines = good.read_bytes().splitlines(keepends=True)
-    marked = json.loads(lines[40])
-    marked["trigger"] = True  # a record shape the (patched) adapter trips over
-    odd.write_bytes(b"".join([*lines[:40], json.dumps(marked).encode() + b"\n", *lines[41:]]))
+    odd = _odd_batch(good)
     feed = ClaudeCodeAdapter.feed
 
     def buggy(self: ClaudeCodeAdapter, position: int, obj: Any) -> Any:
@@ -150,8 +165,6 @@ def test_an_adapter_bug_fails_its_source_alone(
         return feed(self, position, obj)
 
     monkeypatch.setattr(ClaudeCodeAdapter, "feed", buggy)
-    for many in (good.parent / f"copy{n}.jsonl" for n in range(3)):  # a batch of several
-        shutil.copy(good, many)
     report = build([good.parent], tmp_path / "ds", jobs=jobs)
     assert report.exit_code == 1
     failed = [r for r in report.results if r.state == "failed"]
@@ -165,3 +178,43 @@ def test_an_adapter_bug_fails_its_source_alone(
     monkeypatch.undo()
     again = build([good.parent], tmp_path / "ds", jobs=jobs)  # fixed: retried, and indexed
     assert again.exit_code == 0 and again.actions["retried"] == 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_rows_that_do_not_fit_the_schema_fail_their_source_alone(
+    tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    from traceidx.adapters.claude_code import ClaudeCodeAdapter
+
+    odd = _odd_batch(good)
+    feed = ClaudeCodeAdapter.feed
+
+    def buggy(self: ClaudeCodeAdapter, position: int, obj: Any) -> Any:
+        if isinstance(obj, dict) and obj.get("trigger"):  # a text that is not one
+            self.emit("agent.commentary", "structural", {"text": 1.5, "has_images": False}, None)
+        return feed(self, position, obj)
+
+    monkeypatch.setattr(ClaudeCodeAdapter, "feed", buggy)
+    report = build([good.parent], tmp_path / "ds", jobs=jobs)
+    assert report.exit_code == 1
+    failed = [r for r in report.results if r.state == "failed"]
+    assert [r.locator for r in failed] == [str(odd)]
+    assert failed[0].reason is not None
+    assert failed[0].reason.startswith(
+        "the claude_code adapter failed while its rows were encoded: ArrowTypeError: "
+    )
+    assert report.count("indexed") == 4 and _items(tmp_path / "ds") > 10  # the rest is published
+    entry = read_manifest(tmp_path / "ds")["sources"][str(odd)]  # type: ignore[index]
+    assert entry["state"] == "failed" and "partition" not in entry
+
+
+def test_values_of_unexpected_types_fail_no_source(tmp_path: Path) -> None:
+    # Every recognised corpus trace, with values swapped for other JSON types (a list where a
+    # type tag was, a number for a text…): odd evidence, which adapters must take as it is.
+    files = recognised_files(400_000)
+    assert len(files) > 100
+    write_variants(files, tmp_path / "traces", 3)
+    report = build([tmp_path / "traces"], tmp_path / "ds", jobs=2)
+    assert [(r.locator, r.reason) for r in report.results if r.state == "failed"] == []
+    assert report.exit_code == 0
+    assert report.count("indexed") > 2 * len(files)

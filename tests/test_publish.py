@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -71,6 +72,8 @@ def test_every_view_file_is_headed_by_what_it_answers() -> None:
 
 def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
+    if not (root / "traceidx").is_dir():
+        pytest.skip("needs the source tree (this copy of the tests runs against an install)")
     done = subprocess.run(
         [
             sys.executable,
@@ -87,6 +90,7 @@ def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "TRACEIDX_PURE": "1"},  # what ships, not how fast: no compiling
     )
     if done.returncode != 0 and "No module named" in done.stderr:
         pytest.skip("no build backend in this environment")

@@ -519,7 +519,8 @@ def test_characters_beyond_the_bmp_do_not_crash_the_scanner() -> None:
     # reading outside glibc's ctype table: a segfault in most process layouts (ASLR), so the
     # sweep runs in a few child processes.
     root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": root}
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, root])}
     for _ in range(3):
         run = subprocess.run([sys.executable, "-c", _ASTRAL_SWEEP], cwd=root, env=env, check=False)
         assert run.returncode == 0

@@ -15,7 +15,7 @@ import traceidx.build
 import traceidx.ingest
 import traceidx.records
 import traceidx.staging
-from tests.conftest import corpus_path
+from tests.conftest import corpus_path, patches_module_functions
 from traceidx.build import build, prune
 from traceidx.dataset import read_manifest
 from traceidx.frame import LEGACY_ALGORITHM, Framer, fingerprint
@@ -252,6 +252,7 @@ def test_links_follow_the_linked_session_appearing_and_going(tmp_path: Path) -> 
     assert connect(dataset).execute(links).fetchall()[0] == (stated, 0)
 
 
+@patches_module_functions
 def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -293,6 +294,7 @@ def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
     assert all(any(repr(fp) in r for r in old_prints) for *_, fp in gone)  # kept as they were
 
 
+@patches_module_functions
 def test_a_dataset_of_the_older_id_scheme_upgrades(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

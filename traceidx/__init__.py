@@ -5,6 +5,14 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 
+def compiled() -> bool:
+    """Whether this install runs its per-line modules compiled by mypyc (else pure Python)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("traceidx.ingest")
+    return spec is not None and spec.origin is not None and not spec.origin.endswith(".py")
+
+
 def __getattr__(name: str) -> object:
     """The Python API, imported on first use (keeps the CLI fast).
 

@@ -55,7 +55,7 @@ from traceidx.discover import default_roots, discover
 from traceidx.encode import IdGuard, encode_rows, row_count, source_rows
 from traceidx.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
 from traceidx.ids import ID_SCHEME
-from traceidx.ingest import Settings, ingest
+from traceidx.ingest import Settings, bug_reason, ingest
 from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
@@ -242,24 +242,42 @@ def fewer_collections() -> Iterator[None]:
 def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
     """Ingest a batch of sources and spool their rows: one file per table, one run of record
     batches per partition (rows long sources flushed while read stay in their own files)."""
-    outcomes = []
-    pieces: dict[str, dict[str, list[Any]]] = {}
-    spooled: list[tuple[str, str, Spooled]] = []
-    for locator, action, checkpoint in work:
-        outcome = process(locator, action, task, checkpoint)
-        if outcome.partition is not None:
-            key = outcome.partition.key
-            spooled += [(key, table, rows) for table, rows in outcome.files]
-            outcome.files = []
+    outcomes = [process(locator, action, task, checkpoint) for locator, action, checkpoint in work]
+    try:
+        runs = _runs(outcomes)
+    except Exception:  # a source's rows do not fit the schema (a bug): find it, fail it alone
+        for outcome in outcomes:
             if outcome.rows is not None:
-                into = pieces.setdefault(key, {})
-                for table, objs in outcome.rows.items():
-                    into.setdefault(table, []).extend(objs)
-                outcome.rows = None
-        outcomes.append(outcome)
+                try:
+                    encode_rows(outcome.rows)
+                except Exception as exc:
+                    _fail(outcome, exc)
+        runs = _runs(outcomes)
+    spooled: list[tuple[str, str, Spooled]] = []
+    for outcome in outcomes:
+        if outcome.partition is not None:
+            spooled += [(outcome.partition.key, table, rows) for table, rows in outcome.files]
+        outcome.files, outcome.rows = [], None
+    name = uuid.uuid4().hex
+    assert task.spool_folder is not None
+    for table, table_runs in runs.items():
+        path = task.spool_folder / f"batch-{name}-{table}.arrow"
+        spooled += [(key, table, rows) for key, rows in spool(path, table, table_runs)]
+    return Batch(outcomes, spooled)
+
+
+def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[tuple[str, pa.Table]]]:
+    """The outcomes' rows as Arrow, by table: one conversion per table, cut into a run per
+    partition."""
+    pieces: dict[str, dict[str, list[Any]]] = {}
+    for outcome in outcomes:
+        if outcome.partition is not None and outcome.rows is not None:
+            into = pieces.setdefault(outcome.partition.key, {})
+            for table, objs in outcome.rows.items():
+                into.setdefault(table, []).extend(objs)
     runs: dict[str, list[tuple[str, pa.Table]]] = {}
     keys = sorted(pieces)
-    for table in TABLES:  # one conversion per table, cut into runs per partition
+    for table in TABLES:
         objs = [obj for key in keys for obj in pieces[key].get(table, [])]
         if not objs:
             continue
@@ -270,12 +288,26 @@ def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
             if count:
                 runs.setdefault(table, []).append((key, data.slice(at, count)))
                 at += count
-    name = uuid.uuid4().hex
-    assert task.spool_folder is not None
-    for table, table_runs in runs.items():
-        path = task.spool_folder / f"batch-{name}-{table}.arrow"
-        spooled += [(key, table, rows) for key, rows in spool(path, table, table_runs)]
-    return Batch(outcomes, spooled)
+    return runs
+
+
+def _fail(outcome: SourceOutcome, exc: Exception) -> None:
+    """A source whose rows could not be encoded is failed, and nothing of it is kept."""
+    for _, spooled in outcome.files:
+        Path(spooled.path).unlink(missing_ok=True)
+    if outcome.checkpoint is not None:
+        Path(outcome.checkpoint).unlink(missing_ok=True)
+    reason = bug_reason(outcome.runtime, "while its rows were encoded", exc)
+    outcome.state, outcome.reason, outcome.partition, outcome.rows = "failed", reason, None, None
+    outcome.files, outcome.checkpoint, outcome.resumed_tail = [], None, None
+    outcome.prefix_digests = {}
+    if outcome.entry is not None:
+        kept = ("runtime", "size", "mtime_ns", "indexed_bytes", "tail_bytes", "compression")
+        outcome.entry = {
+            "state": "failed",
+            "reason": reason,
+            **{key: outcome.entry[key] for key in kept if key in outcome.entry},
+        }
 
 
 @dataclass(slots=True)

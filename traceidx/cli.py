@@ -19,7 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from traceidx import __version__
+from traceidx import __version__, compiled
 from traceidx.dataset import DatasetError, DatasetLocked, default_dataset, read_manifest
 from traceidx.frame import algorithm_of
 from traceidx.model import RUNTIMES
@@ -453,7 +453,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="traceidx", description="Coding-agent traces as a queryable Parquet dataset."
     )
-    parser.add_argument("--version", action="version", version=f"traceidx {__version__}")
+    build_kind = "compiled with mypyc" if compiled() else "pure Python"
+    parser.add_argument(
+        "--version", action="version", version=f"traceidx {__version__} ({build_kind})"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("build", parents=[common, fmt], help="index trace files into the dataset")

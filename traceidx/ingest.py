@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
+from mypy_extensions import mypyc_attr
 
 from traceidx import ids
 from traceidx.adapters import detect
@@ -58,6 +59,7 @@ _NO_RECORDS = RecordColumns(0, SourceKeys())
 RowSink = Callable[[dict[str, list[Any]]], None]
 
 
+@mypyc_attr(native_class=False)  # pickled between processes
 @dataclass(slots=True)
 class SourceResult:
     """The outcome of ingesting one candidate file."""
@@ -90,6 +92,7 @@ class SourceResult:
     resumed: Checkpoint | None = None
 
 
+@mypyc_attr(native_class=False)  # pickled between processes
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Limits that shape what is published."""
@@ -139,7 +142,11 @@ def split_joined(data: bytes) -> list[Any] | None:
 
 
 class AdapterFailure(Exception):
-    """An adapter raised on a record (its cause): a bug, reported as that source's failure."""
+    """An adapter raised on a record (`cause`): a bug, reported as that source's failure."""
+
+    def __init__(self, position: int, cause: Exception) -> None:
+        super().__init__(f"on line {position + 1}")
+        self.cause = cause  # kept, not only chained: mypyc-compiled code loses `__cause__`
 
 
 class _Run:
@@ -317,7 +324,7 @@ class _Run:
                     "+".join(types) or None,
                 )
         except Exception as exc:
-            raise AdapterFailure(f"on line {line.position + 1}") from exc
+            raise AdapterFailure(line.position, exc) from exc
         if status == "joined":
             self.result.joined += 1
         elif status == "malformed":
@@ -361,17 +368,21 @@ def ingest(
     try:
         return _ingest(result, settings, sink, prefix_counts, resume)
     except Exception as exc:  # a bug on this source's data: the rest of the build goes on
-        on_line = isinstance(exc, AdapterFailure)
-        cause = exc.__cause__ if on_line else exc
+        cause = exc.cause if isinstance(exc, AdapterFailure) else exc
+        on_line = cause is not exc
+        where = str(exc) if on_line else "while its facts were projected"
         result.state, result.projection, result.records = "failed", None, _NO_RECORDS
-        result.reason = (
-            f"the {result.runtime or 'runtime'} adapter failed "
-            f"{exc if on_line else 'while its facts were projected'}: "
-            f"{type(cause).__name__}: {cause}. This is a traceidx bug: please report it"
-            f"{' with that line' if on_line else ''}. This source's facts are not published; "
-            "every other source's are"
-        )
+        result.reason = bug_reason(result.runtime, where, cause, on_line)
         return result
+
+
+def bug_reason(runtime: str | None, where: str, cause: Exception, on_line: bool = False) -> str:
+    """Why a source failed on a bug of traceidx (an exception its data raised)."""
+    return (
+        f"the {runtime or 'runtime'} adapter failed {where}: {type(cause).__name__}: {cause}. "
+        f"This is a traceidx bug: please report it{' with that line' if on_line else ''}. "
+        "This source's facts are not published; every other source's are"
+    )
 
 
 def _ingest(

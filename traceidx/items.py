@@ -45,7 +45,7 @@ def value_row(role: str, value: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"unknown role {role!r}") from None
     keys = value.keys()
     if not keys <= members or not required <= keys:
-        unknown, missing = sorted(keys - members), sorted(required - keys)
+        unknown, missing = sorted(keys - members), sorted(required.difference(keys))
         raise ValueError(f"{role} value: unknown members {unknown}, missing members {missing}")
     return {**defaults, **value} if defaults else value
 

@@ -96,7 +96,7 @@ _WORD_LEVEL_KINDS = frozenset({"command", "declaration_command", "unset_command"
 _NOT_TARGET_KINDS = frozenset({"heredoc_body", "file_descriptor"})
 _DYNAMIC_CHARS = frozenset("*?[]{}~$`\\")
 _NEWLINE = "newline"
-_SURROGATES = re.compile("[\ud800-\udfff]")
+_SURROGATES = re.compile("[\\ud800-\\udfff]")
 _ASTRAL_UTF8 = re.compile(b"[\xf0-\xf4][\x80-\xbf]{3}")
 
 # Strength of a command name: the weakest part decides.

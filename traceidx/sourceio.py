@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Literal
 
 import zstandard
+from mypy_extensions import mypyc_attr
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 CHUNK_BYTES = 1 << 20
@@ -33,6 +34,7 @@ class CorruptSource(Exception):
     """The compressed stream cannot be decoded past some point (not a torn tail)."""
 
 
+@mypyc_attr(native_class=False)  # pickled between processes
 @dataclass(slots=True)
 class StreamStats:
     """What reading a source's logical stream found."""

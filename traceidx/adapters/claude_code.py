@@ -59,6 +59,7 @@ from collections import deque
 from typing import Any
 
 import msgspec
+from mypy_extensions import mypyc_attr
 
 from traceidx.adapters import register
 from traceidx.adapters.base import (
@@ -68,6 +69,7 @@ from traceidx.adapters.base import (
     DraftLoop,
     DraftSession,
     RecordFacts,
+    type_tag,
 )
 from traceidx.rules import UsageSample, exit_code_from_header, message_text, usage_sample
 from traceidx.timestamps import rfc3339_ms
@@ -241,6 +243,7 @@ def _native_type(obj: dict[str, Any]) -> str | None:
     return f"{kind}/{refinement}" if isinstance(refinement, str) else kind
 
 
+@mypyc_attr(serializable=True)  # pickled in checkpoints
 class _Turn:
     """A Loop not yet drained, with the API responses that count towards its usage."""
 
@@ -253,6 +256,7 @@ class _Turn:
         self.settled = False  # usage and final answer are fixed: the Loop may be drained
 
 
+@mypyc_attr(serializable=True)  # pickled in checkpoints
 class _Response:
     """One API response assembled from its per-block lines."""
 
@@ -316,7 +320,7 @@ class ClaudeCodeAdapter(Adapter):
             return RecordFacts(None, None)
         self.time = rfc3339_ms(obj.get("timestamp"))
         self._session_facts(obj)
-        kind = obj.get("type")
+        kind = type_tag(obj.get("type"))
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is not None:
             handler(self, obj)
@@ -495,7 +499,7 @@ class ClaudeCodeAdapter(Adapter):
             self._human_prompt(obj, value, origin_kind)
 
     def _human_prompt(self, obj: dict[str, Any], value: dict[str, Any], origin: object) -> None:
-        source = obj.get("promptSource")
+        source = type_tag(obj.get("promptSource"))
         if origin == "human":
             strength = "structural"
         elif isinstance(origin, str) or source == "system":
@@ -649,7 +653,11 @@ class ClaudeCodeAdapter(Adapter):
         usage = message.get("usage")
         if isinstance(usage, dict):
             output = usage.get("output_tokens")
-            if isinstance(output, int) and output > response.output:
+            if (
+                isinstance(output, int)
+                and not isinstance(output, bool)
+                and output > response.output
+            ):
                 details = usage.get("output_tokens_details")
                 thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
                 response.output = output
@@ -671,7 +679,7 @@ class ClaudeCodeAdapter(Adapter):
         sidechain: bool,
         cwd: str | None,
     ) -> None:
-        kind = block.get("type")
+        kind = type_tag(block.get("type"))
         if kind == "text":
             text = block.get("text") if isinstance(block.get("text"), str) else ""
             if not text:
@@ -749,7 +757,7 @@ class ClaudeCodeAdapter(Adapter):
         if not isinstance(att, dict):
             return
         kind = att.get("type")
-        if kind in _BOOKKEEPING_ATTACHMENTS or not isinstance(kind, str):
+        if not isinstance(kind, str) or kind in _BOOKKEEPING_ATTACHMENTS:
             return
         if kind == "queued_command":
             mode = att.get("commandMode")

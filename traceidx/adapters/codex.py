@@ -151,6 +151,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from traceidx.adapters import register
 from traceidx.adapters.base import (
     Adapter,
@@ -159,6 +161,7 @@ from traceidx.adapters.base import (
     DraftLoop,
     DraftSession,
     RecordFacts,
+    type_tag,
 )
 from traceidx.rules import UsageSample, exit_code_from_header, usage_sample
 from traceidx.timestamps import rfc3339_ms
@@ -359,6 +362,7 @@ def _native_type(obj: dict[str, Any]) -> str | None:
     return "header" if "id" in obj else None
 
 
+@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class _Loop:
     """Adapter-side state of one Loop."""
@@ -375,6 +379,7 @@ class _Loop:
     sealed: bool = False  # a later Loop started: nothing changes this one any more
 
 
+@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class _Message:
     """A message seen on one track that the other track may still claim."""
@@ -406,7 +411,8 @@ class CodexAdapter(Adapter):
         ):
             return True  # legacy pre-wrapper header
         return any(
-            o.get("type") in _WRAPPED_TYPES and isinstance(o.get("payload"), dict) for o in dicts
+            type_tag(o.get("type")) in _WRAPPED_TYPES and isinstance(o.get("payload"), dict)
+            for o in dicts
         )
 
     def __init__(self) -> None:
@@ -450,7 +456,7 @@ class CodexAdapter(Adapter):
             self._unknown("<not an object>")
             return RecordFacts(None, None)
         self.time = rfc3339_ms(obj.get("timestamp"))
-        kind = obj.get("type")
+        kind = type_tag(obj.get("type"))
         payload = obj.get("payload")
         if position == 0 and self.session is None and kind is None and "instructions" in obj:
             self._legacy_header(obj)
@@ -779,7 +785,7 @@ class CodexAdapter(Adapter):
     # -- event_msg -----------------------------------------------------------------------------
 
     def _event(self, payload: dict[str, Any]) -> None:
-        kind = payload.get("type")
+        kind = type_tag(payload.get("type"))
         if kind in ("task_started", "turn_started"):
             self._task_started(payload)
         elif kind in ("task_complete", "turn_complete"):
@@ -820,7 +826,7 @@ class CodexAdapter(Adapter):
         item = payload.get("item")
         if not isinstance(item, dict):
             return
-        kind = item.get("type")
+        kind = type_tag(item.get("type"))
         if kind == "UserMessage":
             text, images = _content(item.get("content"))
             self._ui_user(text, images)
@@ -1034,9 +1040,9 @@ class CodexAdapter(Adapter):
     # -- response items --------------------------------------------------------------------------
 
     def _response_item(self, payload: dict[str, Any]) -> None:
-        kind = payload.get("type")
+        kind = type_tag(payload.get("type"))
         if kind == "message":
-            role = payload.get("role")
+            role = type_tag(payload.get("role"))
             if role == "user":
                 self._user_input(payload)
             elif role == "assistant":

@@ -126,6 +126,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+from mypy_extensions import mypyc_attr
 
 from traceidx.adapters import register
 from traceidx.adapters.base import (
@@ -135,6 +136,7 @@ from traceidx.adapters.base import (
     DraftLoop,
     DraftSession,
     RecordFacts,
+    type_tag,
 )
 from traceidx.model import LOOP_BOUND_ROLES
 from traceidx.rules import UsageSample, exit_code_from_header, usage_sample
@@ -251,6 +253,15 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _step_key(data: dict[str, Any]) -> tuple[Any, Any]:
+    """The (turn, step) a step's facts belong to, hashable whatever JSON values they are."""
+    turn, step = data.get("turn"), data.get("step")
+    return (
+        msgspec.json.encode(turn) if isinstance(turn, dict | list) else turn,
+        msgspec.json.encode(step) if isinstance(step, dict | list) else step,
+    )
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -347,6 +358,7 @@ def _native_type(kind: str, data: dict[str, Any]) -> str:
     return kind
 
 
+@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class _Message:
     """The latest model response of a turn, as far as the final answer needs it."""
@@ -357,6 +369,7 @@ class _Message:
     key: tuple[Any, Any]
 
 
+@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class _Turn:
     """An open turn."""
@@ -368,6 +381,7 @@ class _Turn:
     route_model: str | None = None
 
 
+@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class _Call:
     """A drafted call; `item` / `output` are dropped once settled (a turn closed since)."""
@@ -633,7 +647,7 @@ class DshAdapter(Adapter):
 
     def _chunk(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
         chunk = _dict(data.get("chunk"))
-        kind = chunk.get("type")
+        kind = type_tag(chunk.get("type"))
         if kind == "usage":
             sample = _sample(chunk.get("usage"))
             seq = self.next_seq - 1
@@ -642,13 +656,13 @@ class DshAdapter(Adapter):
         elif kind == "finish":
             reason = _str(_dict(chunk.get("reason")).get("kind"))
             if reason is not None:
-                self.finishes[(data.get("turn"), data.get("step"))] = reason
+                self.finishes[_step_key(data)] = reason
 
     def _attempt(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
         sample, finish = _stream_facts(data.get("stream"))
         self._count(sample, self._loop())
         if finish is not None:
-            self.finishes[(data.get("turn"), data.get("step"))] = finish
+            self.finishes[_step_key(data)] = finish
 
     def _retry(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
         self._flush_usage()
@@ -664,7 +678,7 @@ class DshAdapter(Adapter):
         flat = not isinstance(message, dict)
         msg = data if flat else _dict(message)
         loop = self._loop()
-        key = (data.get("turn"), data.get("step"))
+        key = _step_key(data)
         # usage: the message's own; a chunk it was built from is the same call
         sample = _sample(data.get("usage"))
         stream_sample, finish = _stream_facts(data.get("stream"))
@@ -689,7 +703,7 @@ class DshAdapter(Adapter):
         texts: list[DraftItem] = []
         calls = False
         for block in _blocks(msg.get("content")):
-            kind = block.get("type")
+            kind = type_tag(block.get("type"))
             if kind == "text" and _str(block.get("text")) and loop is not None:
                 value = {"text": block["text"], "has_images": False}
                 texts.append(self.emit("agent.commentary", "structural", value, loop))

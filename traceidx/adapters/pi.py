@@ -122,6 +122,7 @@ from traceidx.adapters.base import (
     DraftLoop,
     DraftSession,
     RecordFacts,
+    type_tag,
 )
 from traceidx.rules import exit_code_from_header, message_text, usage_sample
 from traceidx.timestamps import rfc3339_ms
@@ -161,6 +162,12 @@ def parent_native_id(path: object) -> str | None:
     stem = name.removesuffix(".jsonl")
     _, sep, native = stem.partition("_")
     return native if sep and native else None
+
+
+def _text(block: dict[str, Any]) -> str | None:
+    """A text block's text, if it is a non-empty string."""
+    text = block.get("text")
+    return text if isinstance(text, str) and text else None
 
 
 def _reasoning(block: dict[str, Any]) -> dict[str, Any]:
@@ -314,7 +321,7 @@ class PiAdapter(Adapter):
         if "parentId" in obj and self.entries > 1 and obj.get("parentId") != self.last_key:
             self._branch()
         self.last_key = key
-        kind = obj.get("type")
+        kind = type_tag(obj.get("type"))
         if kind == "message":
             message = obj.get("message")
             if isinstance(message, dict):
@@ -353,7 +360,7 @@ class PiAdapter(Adapter):
         self.limbo = []
 
     def _message(self, message: dict[str, Any]) -> None:
-        role = message.get("role")
+        role = type_tag(message.get("role"))
         if role == "user":
             self._user(message)
         elif role == "assistant":
@@ -442,13 +449,13 @@ class PiAdapter(Adapter):
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         if isinstance(content, str) and content:
             blocks = [{"type": "text", "text": content}]
-        stop = message.get("stopReason")
+        stop = type_tag(message.get("stopReason"))
         calls = [b for b in blocks if b.get("type") == "toolCall"]
         ends_generation = stop in _FINAL_STOPS and not calls
-        texts = [i for i, b in enumerate(blocks) if b.get("type") == "text" and b.get("text")]
+        texts = [i for i, b in enumerate(blocks) if b.get("type") == "text" and _text(b)]
         final = texts[-1] if ends_generation and texts else None
         for index, block in enumerate(blocks):
-            kind = block.get("type")
+            kind = type_tag(block.get("type"))
             if kind == "text" and index in texts:
                 value = {"text": block["text"], "has_images": False}
                 if index == final:

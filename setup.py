@@ -1,0 +1,76 @@
+"""Build hook: compiles the per-line modules with mypyc when it can, else installs pure Python.
+
+Every module in `COMPILED` stays an ordinary, importable Python file; mypyc turns it into a C
+extension that is imported in its place (about 12% less worker CPU per line). Set
+``TRACEIDX_PURE=1`` to skip compilation (editable development installs do: an extension would
+shadow edits to its source). If mypyc or a C compiler is missing or fails, the install goes on
+without extensions and says so: the pure modules behave identically, only slower.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+#: the modules a build spends its per-line time in (adapters, framing, projection, encoding)
+COMPILED = [
+    "traceidx/adapters/claude_code.py",
+    "traceidx/adapters/codex.py",
+    "traceidx/adapters/dsh.py",
+    "traceidx/adapters/pi.py",
+    "traceidx/frame.py",
+    "traceidx/ids.py",
+    "traceidx/ingest.py",
+    "traceidx/items.py",
+    "traceidx/project.py",
+    "traceidx/records.py",
+    "traceidx/rules.py",
+    "traceidx/schema.py",
+    "traceidx/shell.py",
+    "traceidx/sourceio.py",
+    "traceidx/text.py",
+    "traceidx/timestamps.py",
+]
+
+
+def _warn(message: str) -> None:
+    print(f"traceidx: {message}; installing the pure-Python modules", file=sys.stderr)
+
+
+class _OptionalBuildExt(build_ext):
+    """Builds the extensions all or none: a failed compilation leaves no extension behind."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # a compiler error, a missing compiler or header
+            _warn(f"compiling with mypyc failed ({type(exc).__name__}: {exc})")
+            for output in self.get_outputs():
+                if os.path.exists(output):
+                    os.remove(output)
+            self.extensions = []
+
+    def get_outputs(self) -> list[str]:
+        return super().get_outputs() if self.extensions else []
+
+
+def _extensions() -> list[Any]:
+    if os.environ.get("TRACEIDX_PURE", "") not in ("", "0"):
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        _warn("mypyc is not installed")
+        return []
+    try:
+        return list(mypycify(COMPILED, opt_level="3"))
+    except BaseException as exc:  # mypyc reports type errors by exiting
+        _warn(f"mypyc could not compile ({type(exc).__name__}: {exc})")
+        return []
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": _OptionalBuildExt})
