@@ -233,12 +233,9 @@ class _Run:
     def start(self, runtime: str, native_id: str) -> Projector:
         """The source's projector, bound to its Session."""
         if self.projector is None:
+            keys = self.keys  # not `self`: a run that its projector refers to is a cycle
             self.projector = Projector(
-                runtime,
-                self.source_id,
-                self.settings.text_limit,
-                self.keys.time,
-                lambda: self.keys.ids,
+                runtime, self.source_id, self.settings.text_limit, keys.time, lambda: keys.ids
             )
             self.projector.start(native_id)
         elif self.projector.session_id != ids.session_id(runtime, native_id):
