@@ -150,18 +150,42 @@ def _odd_batch(good: Path) -> Path:
     return odd
 
 
+def _raise(adapter: Any) -> None:
+    raise KeyError("message")
+
+
+def _misfit(adapter: Any) -> None:  # a text that is not one: the rows cannot be encoded
+    adapter.emit("agent.commentary", "structural", {"text": 1.5, "has_images": False}, None)
+
+
+#: a bug an adapter may have on the marked record, and how the source's failure reads
+BUGS = {
+    "raises": (
+        _raise,
+        "the claude_code adapter failed on line 41: KeyError: 'message'. This is a traceidx "
+        "bug: please report it with that line.",
+    ),
+    "misfits": (
+        _misfit,
+        "the claude_code adapter failed while its rows were encoded: ArrowTypeError: ",
+    ),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_an_adapter_bug_fails_its_source_alone(
-    tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+    tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, bug: str
 ) -> None:
     from traceidx.adapters.claude_code import ClaudeCodeAdapter
 
     odd = _odd_batch(good)
     feed = ClaudeCodeAdapter.feed
+    trip, reason = BUGS[bug]
 
     def buggy(self: ClaudeCodeAdapter, position: int, obj: Any) -> Any:
         if isinstance(obj, dict) and obj.get("trigger"):
-            raise KeyError("message")
+            trip(self)
         return feed(self, position, obj)
 
     monkeypatch.setattr(ClaudeCodeAdapter, "feed", buggy)
@@ -169,43 +193,13 @@ def test_an_adapter_bug_fails_its_source_alone(
     assert report.exit_code == 1
     failed = [r for r in report.results if r.state == "failed"]
     assert [r.locator for r in failed] == [str(odd)]
-    assert failed[0].reason is not None
-    assert failed[0].reason.startswith(
-        "the claude_code adapter failed on line 41: KeyError: 'message'. This is a traceidx "
-        "bug: please report it with that line."
-    )
-    assert report.count("indexed") == 4 and _items(tmp_path / "ds") > 10  # the rest is published
-    monkeypatch.undo()
-    again = build([good.parent], tmp_path / "ds", jobs=jobs)  # fixed: retried, and indexed
-    assert again.exit_code == 0 and again.actions["retried"] == 1
-
-
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_rows_that_do_not_fit_the_schema_fail_their_source_alone(
-    tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
-) -> None:
-    from traceidx.adapters.claude_code import ClaudeCodeAdapter
-
-    odd = _odd_batch(good)
-    feed = ClaudeCodeAdapter.feed
-
-    def buggy(self: ClaudeCodeAdapter, position: int, obj: Any) -> Any:
-        if isinstance(obj, dict) and obj.get("trigger"):  # a text that is not one
-            self.emit("agent.commentary", "structural", {"text": 1.5, "has_images": False}, None)
-        return feed(self, position, obj)
-
-    monkeypatch.setattr(ClaudeCodeAdapter, "feed", buggy)
-    report = build([good.parent], tmp_path / "ds", jobs=jobs)
-    assert report.exit_code == 1
-    failed = [r for r in report.results if r.state == "failed"]
-    assert [r.locator for r in failed] == [str(odd)]
-    assert failed[0].reason is not None
-    assert failed[0].reason.startswith(
-        "the claude_code adapter failed while its rows were encoded: ArrowTypeError: "
-    )
+    assert failed[0].reason is not None and failed[0].reason.startswith(reason)
     assert report.count("indexed") == 4 and _items(tmp_path / "ds") > 10  # the rest is published
     entry = read_manifest(tmp_path / "ds")["sources"][str(odd)]  # type: ignore[index]
     assert entry["state"] == "failed" and "partition" not in entry
+    monkeypatch.undo()
+    again = build([good.parent], tmp_path / "ds", jobs=jobs)  # fixed: retried, and indexed
+    assert again.exit_code == 0 and again.actions["retried"] == 1
 
 
 def test_values_of_unexpected_types_fail_no_source(tmp_path: Path) -> None:
