@@ -391,11 +391,11 @@ def _ingest(
 ) -> SourceResult:
     locator = result.locator
     try:
-        stat = os.stat(locator)
-        result.size, result.mtime_ns = stat.st_size, stat.st_mtime_ns
-        run = _Run(result, settings, sink, prefix_counts)
-        framer = Framer(settings.max_record_bytes)
         with open(locator, "rb") as stream:
+            stat = os.fstat(stream.fileno())  # of the file read, even if its path was replaced
+            result.size, result.mtime_ns = stat.st_size, stat.st_mtime_ns
+            run = _Run(result, settings, sink, prefix_counts)
+            framer = Framer(settings.max_record_bytes)
             if resume is not None:
                 framer = run.restore(resume)
                 result.resumed = resume
