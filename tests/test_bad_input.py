@@ -92,22 +92,27 @@ def test_damaged_lines_are_records_and_reported_by_line(tmp_path: Path, good: Pa
     assert _items(tmp_path / "ds") > 10
 
 
+def _lock(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make `path` unreadable (`monkeypatch.undo()` and a chmod make it readable again)."""
+    if os.geteuid() != 0:
+        path.chmod(0)
+        return
+    real_open = open
+
+    def guarded(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", guarded)  # root reads any file: refuse it here
+
+
 def test_an_unreadable_file_fails_alone(
     tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     locked = good.parent / "locked.jsonl"
     shutil.copy(good, locked)
-    real_open = open
-
-    def guarded(path: Any, *args: Any, **kwargs: Any) -> Any:
-        if str(path) == str(locked):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *args, **kwargs)
-
-    if os.geteuid() == 0:  # root reads any file: refuse it where traceidx opens it
-        monkeypatch.setattr(builtins, "open", guarded)
-    else:
-        locked.chmod(0)
+    _lock(locked, monkeypatch)
     report = build([good.parent], tmp_path / "ds", jobs=1)
     assert report.exit_code == 1
     failed = [r for r in report.results if r.state == "failed"]
@@ -115,8 +120,31 @@ def test_an_unreadable_file_fails_alone(
     assert failed[0].reason == "cannot read: Permission denied; check its permissions"
     assert _items(tmp_path / "ds") > 10  # the good file is published
     monkeypatch.undo()
+    locked.chmod(0o644)
     again = build([good.parent], tmp_path / "ds", jobs=1)  # readable again: retried
     assert again.exit_code == 0 and again.actions["retried"] == 1
+
+
+def test_an_indexed_file_that_becomes_unreadable_keeps_its_facts(
+    tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset = tmp_path / "ds"
+    assert build([good.parent], dataset, jobs=1).exit_code == 0
+    before = _items(dataset)
+    with open(good, "ab") as out:  # it changed (an unchanged file is not opened at all)
+        out.write(good.read_bytes().splitlines(keepends=True)[-1])
+    _lock(good, monkeypatch)
+    report = build([good.parent], dataset, jobs=1)
+    assert report.exit_code == 1 and [r.state for r in report.results] == ["failed"]
+    assert _items(dataset) == before  # its facts as last published
+    entry = read_manifest(dataset)["sources"][str(good)]  # type: ignore[index]
+    assert entry["state"] == "indexed" and entry["failed"].startswith("cannot read")
+    monkeypatch.undo()
+    good.chmod(0o644)
+    again = build([good.parent], dataset, jobs=1)
+    assert again.exit_code == 0 and again.actions["retried"] == 1
+    assert "failed" not in read_manifest(dataset)["sources"][str(good)]  # type: ignore[index]
+    assert _items(dataset) >= before
 
 
 def test_a_file_vanishing_mid_build_is_not_a_failure(

@@ -620,6 +620,12 @@ class _Sync:
                 self.entries[outcome.locator] = self._kept_missing(stored)
                 outcome.state = "indexed"
             return
+        if outcome.state == "failed" and stored is not None and stored.get("state") == "indexed":
+            # its facts as last published stay (as a missing source's do), until a build
+            # reads it again: the entry says why this one could not (`failed`)
+            kept = {k: v for k, v in stored.items() if k not in ("missing", "failed")}
+            self.entries[outcome.locator] = {**kept, "failed": outcome.reason}
+            return
         entry = outcome.entry
         assert entry is not None
         tail = outcome.resumed_tail

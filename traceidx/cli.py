@@ -287,6 +287,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         state = entry["state"]
         if state == "indexed" and entry.get("missing"):
             state = "missing"
+        elif state == "indexed" and entry.get("failed"):
+            state = "failed (previous facts kept)"
         states[(entry.get("runtime") or "-", state)] += 1
     rows = [(rt, st, n) for (rt, st), n in sorted(states.items())]
     if args.format == "table":

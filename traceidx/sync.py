@@ -9,7 +9,9 @@ The rules (after the Source/Record change rules of the contract):
   evidence, so lines that did not change keep their ids. The label only reports what
   happened: *appended* when the file grew and still starts with the bytes it started with
   (the first 64 KiB, or all of it if shorter, hashed as ``head``); *rewritten* when it
-  shrank or its start changed; *retried* when the last build could not read it. An
+  shrank or its start changed; *retried* when the last build could not read it (a source
+  that had been indexed before keeps the facts it had, flagged ``failed`` with the reason,
+  until it is read again). An
   unterminated last line is never a Record: it waits for its newline. An *appended* long
   source with a valid checkpoint is the exception: it resumes where its reading stood and
   only its unsettled rows are replaced (traceidx.checkpoint); the result is the same.
@@ -93,7 +95,7 @@ def decide(locator: str, entry: dict[str, Any] | None, rebuild: bool) -> Decisio
     size = stat.st_size
     if entry is None or rebuild:
         return Decision(locator, "new", size)
-    if entry.get("state") == "failed":
+    if entry.get("state") == "failed" or entry.get("failed"):
         return Decision(locator, "retried", size)
     if entry.get("size") == size and entry.get("mtime_ns") == stat.st_mtime_ns:
         return Decision(locator, "unchanged", size)
