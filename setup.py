@@ -1,7 +1,7 @@
 """Build hook: compiles the per-line modules with mypyc when it can, else installs pure Python.
 
 Every module in `COMPILED` stays an ordinary, importable Python file; mypyc turns it into a C
-extension that is imported in its place (about 12% less worker CPU per line). Set
+extension that is imported in its place (about 13% less worker CPU per line). Set
 ``TRACEIDX_PURE=1`` to skip compilation (editable development installs do: an extension would
 shadow edits to its source). If mypyc or a C compiler is missing or fails, the install goes on
 without extensions and says so: the pure modules behave identically, only slower.
@@ -9,8 +9,11 @@ without extensions and says so: the pure modules behave identically, only slower
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from typing import Any
 
 from setuptools import setup
@@ -58,8 +61,12 @@ class _OptionalBuildExt(build_ext):
         return super().get_outputs() if self.extensions else []
 
 
-def _extensions() -> list[Any]:
-    if os.environ.get("TRACEIDX_PURE", "") not in ("", "0"):
+#: the setup commands that build code (metadata steps need no compiling)
+_BUILDS = {"build", "build_ext", "bdist_wheel", "install", "develop", "editable_wheel"}
+
+
+def _extensions(folder: str) -> list[Any]:
+    if os.environ.get("TRACEIDX_PURE", "") not in ("", "0") or not _BUILDS & set(sys.argv):
         return []
     try:
         from mypyc.build import mypycify
@@ -67,10 +74,18 @@ def _extensions() -> list[Any]:
         _warn("mypyc is not installed")
         return []
     try:
-        return list(mypycify(COMPILED, opt_level="3"))
+        return list(mypycify(COMPILED, opt_level="3", target_dir=folder))
     except BaseException as exc:  # mypyc reports type errors by exiting
         _warn(f"mypyc could not compile ({type(exc).__name__}: {exc})")
         return []
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": _OptionalBuildExt})
+# A fresh build folder each time: objects or extensions left in `build/` by another mypy
+# version, module list or an earlier pure build must never end up in this install.
+_FOLDER = tempfile.mkdtemp(prefix="traceidx-build-")
+atexit.register(shutil.rmtree, _FOLDER, ignore_errors=True)
+setup(
+    ext_modules=_extensions(os.path.join(_FOLDER, "mypyc")),
+    cmdclass={"build_ext": _OptionalBuildExt},
+    options={"build": {"build_base": _FOLDER}},
+)
