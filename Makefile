@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 $(BUILT): $(STAMP) setup.py $(shell find traceidx -name '*.py')
-	rm -rf $(COMPILED) build/lib* build/temp* build/bdist*  # no stale extension is installed
+	rm -rf $(COMPILED)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --target $(COMPILED) .
 	$(BIN)/python -c "import sys; sys.path.insert(0, '$(COMPILED)'); import traceidx; \
 		sys.exit(0 if traceidx.compiled() else 'mypyc did not compile traceidx (see above)')"

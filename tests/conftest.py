@@ -7,22 +7,18 @@ from pathlib import Path
 
 import pytest
 
+import traceidx
+
 CORPUS = Path(
     os.environ.get("TRACEIDX_CORPUS")
     or Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 )
 
 
-def _compiled() -> bool:
-    import traceidx
-
-    return traceidx.compiled()
-
-
 #: for tests that stand in an older traceidx by patching module functions: compiled modules
 #: call each other directly, so such patches only reach pure-Python callers
 patches_module_functions = pytest.mark.skipif(
-    _compiled(), reason="patches functions that compiled modules call directly"
+    traceidx.compiled(), reason="patches functions that compiled modules call directly"
 )
 
 
@@ -56,8 +52,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """`TRACEIDX_BUILD=compiled|pure` says which build the suite must be testing."""
-    import traceidx
-
     wanted = os.environ.get("TRACEIDX_BUILD")
     have = "compiled" if traceidx.compiled() else "pure"
     if wanted and wanted != have:

@@ -378,7 +378,8 @@ def bug_reason(runtime: str | None, where: str, cause: Exception, on_line: bool 
     return (
         f"the {runtime or 'runtime'} adapter failed {where}: {type(cause).__name__}: {cause}. "
         f"This is a traceidx bug: please report it{' with that line' if on_line else ''}. "
-        "This source's facts are not published; every other source's are"
+        "Nothing new of this source is published (facts it had stay as they were); every "
+        "other source's are"
     )
 
 
