@@ -38,12 +38,26 @@ from traceidx.items import ItemColumns
 from traceidx.model import Loop, Source
 from traceidx.project import Projection, Projector
 from traceidx.records import RecordColumns, SourceKeys
-from traceidx.sourceio import CHUNK_BYTES, StreamStats, logical_chunks
+from traceidx.sourceio import CHUNK_BYTES, StreamStats, logical_chunks, valid_utf8
 from traceidx.sync import head_digest, head_fingerprint
 from traceidx.text import DEFAULT_TEXT_LIMIT
 
 State = Literal["indexed", "skipped", "failed"]
 _DECODE = msgspec.json.Decoder()
+#: each adapter's decoder of its records (`Adapter.record_type`), by adapter
+_DECODERS: dict[type[Adapter], msgspec.json.Decoder[Any]] = {}
+
+
+def record_decoder(adapter: type[Adapter]) -> msgspec.json.Decoder[Any]:
+    """The decoder of an adapter's records: only the members it reads are built."""
+    decoder = _DECODERS.get(adapter)
+    if decoder is None:
+        kind = adapter.record_type
+        decoder = _DECODE if kind is None else msgspec.json.Decoder(kind)
+        _DECODERS[adapter] = decoder
+    return decoder
+
+
 _NO_FACTS = RecordFacts(None, None)
 #: damaged lines reported one by one per source (all are counted in the manifest)
 MAX_LINE_WARNINGS = 5
@@ -167,6 +181,7 @@ class _Run:
         self.keys = SourceKeys(self.source_id)  # of every record read, from the source's first line
         result.records = RecordColumns(self.source_id, self.keys)
         self.adapter: Adapter | None = None
+        self.decoder = _DECODE  # the adapter's, once there is one
         self.head: list[tuple[FramedLine, Any, str]] = []
         self.undecided = True
         self.first_shape = "no lines"
@@ -180,6 +195,7 @@ class _Run:
         """Continue from a checkpoint; the framer to feed the lines after it."""
         result = self.result
         self.adapter = pickle.loads(checkpoint.adapter)
+        self.decoder = record_decoder(type(self.adapter))
         self.undecided = False
         result.runtime = checkpoint.runtime
         self.keys = SourceKeys(self.source_id, checkpoint.times, checkpoint.fingerprints)
@@ -262,10 +278,12 @@ class _Run:
             self.result.records, self.loops, self.items = records.rest(), [], []
             self.pending_bytes = 0
 
-    def lines(self, lines: list[FramedLine]) -> None:
+    def lines(self, lines: list[FramedLine], utf8: bool) -> None:
         """Take framed lines in order (a well-formed line once the runtime is known goes
-        straight to its record; everything else through `line`)."""
-        decode, record = _DECODE.decode, self.record
+        straight to its record; everything else through `line`). `utf8`: the lines are known
+        to be UTF-8, so the adapter's decoder may skip members it does not read (a decoder
+        does not check the text of what it skips: otherwise every member is decoded)."""
+        decode, record = (self.decoder if utf8 else _DECODE).decode, self.record
         for line in lines:
             if self.undecided or line.data is None:
                 self.line(line)
@@ -298,6 +316,7 @@ class _Run:
         cls = detect(objs, set(self.settings.runtimes) if self.settings.runtimes else None)
         if cls is not None:
             self.adapter = cls()
+            self.decoder = record_decoder(cls)
             self.result.runtime = cls.runtime
         for line, obj, status in self.head:
             self.record(line, obj, status)
@@ -405,8 +424,13 @@ def _ingest(
                 chunks: Iterator[bytes] = iter(lambda: stream.read(CHUNK_BYTES), b"")
             else:
                 chunks = logical_chunks(stream, result.stream)
+            checked = framer.offset  # where the last chunk that is not UTF-8 ends
             for chunk in chunks:
-                run.lines(framer.feed(chunk))
+                end = framer.offset + framer.tail_bytes + len(chunk)
+                if (run.undecided or run.decoder is not _DECODE) and not valid_utf8(chunk):
+                    checked = end  # (checked only where a decoder may skip members)
+                lines = framer.feed(chunk)
+                run.lines(lines, not lines or lines[0].start >= checked)
         if run.undecided:
             run.decide()
     except FileNotFoundError:

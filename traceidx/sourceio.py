@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Literal
 
+import pyarrow as pa
 import zstandard
 from mypy_extensions import mypyc_attr
 
@@ -49,6 +50,19 @@ class StreamStats:
     corrupt_reason: str | None = None
     #: the first HEAD_BYTES physical bytes of the file
     head: bytes = b""
+
+
+def valid_utf8(data: bytes) -> bool:
+    """Whether `data` is UTF-8 (Arrow's validation, many times faster than decoding it)."""
+    if data.isascii():
+        return True
+    offsets = pa.array([0, len(data)], pa.int64()).buffers()[1]
+    text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])
+    try:
+        text.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def compression_of(head: bytes) -> Compression:

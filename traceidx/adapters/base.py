@@ -8,8 +8,9 @@ Adapters never touch files, ids or storage.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 import msgspec
 
@@ -23,6 +24,20 @@ def type_tag(value: object) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return f"<{type(value).__name__}>"
+
+
+#: `TypedDict` through a name mypy lets take members built at run time
+_TYPED_DICT: Any = TypedDict
+
+
+def members(name: str, keys: Iterable[str], narrow: Mapping[str, Any] | None = None) -> Any:
+    """A msgspec type that decodes a JSON object to a dict of only the members `keys` (any
+    value; the rest are skipped, never built), and the members of `narrow` to the types given
+    there. A member of another JSON type than its narrow type (an object) is kept as is."""
+    fields: dict[str, Any] = dict.fromkeys(keys, Any)
+    for key, kind in (narrow or {}).items():
+        fields[key] = kind | str | int | float | bool | list[Any] | None
+    return _TYPED_DICT(name, fields, total=False)
 
 
 @dataclass(slots=True)
@@ -102,6 +117,9 @@ class Adapter:
     runtime: ClassVar[str]
     #: how many leading records `claims` may inspect
     detect_window: ClassVar[int] = 32
+    #: what a record is decoded to once the runtime is known (`members`: only the members the
+    #: adapter reads, so the bulk it never reads is skipped unbuilt); None decodes everything
+    record_type: ClassVar[Any] = None
     position: int
     time: int | None
     items: list[DraftItem]

@@ -69,10 +69,28 @@ from traceidx.adapters.base import (
     DraftLoop,
     DraftSession,
     RecordFacts,
+    members,
     type_tag,
 )
 from traceidx.rules import UsageSample, exit_code_from_header, message_text, usage_sample
 from traceidx.timestamps import rfc3339_ms
+
+#: the members of a record the adapter reads (`obj` in this module; `tests/test_decoding.py`
+#: checks that every key looked up on it is here), and of its ``toolUseResult`` (`facts`) only
+#: the facts taken from it, not the file contents, output and patches the runtime repeats there
+_READS = (  # in the order the runtime writes them (each lookup starts after the last match)
+    "operation", "isSidechain", "cwd", "sessionId", "agentId", "content", "type", "message",
+    "requestId", "subtype", "isCompactSummary", "compactMetadata", "isMeta", "error",
+    "isApiErrorMessage", "interruptedMessageId", "attachment", "toolUseResult", "taskId",
+    "timestamp", "sourceToolUseID", "promptSource", "origin", "effort",
+)  # fmt: skip
+_TOOL_USE_RESULT = (
+    "durationMs", "totalDurationMs", "truncated", "backgroundTaskId", "taskId", "agentId",
+    "status", "isAsync",
+)  # fmt: skip
+_RECORD = members(
+    "ClaudeCodeRecord", _READS, {"toolUseResult": members("ToolUseResult", _TOOL_USE_RESULT)}
+)
 
 _EXIT_CODE = re.compile(r"Exit code (-?\d+)(?:\n|$)")
 _INTERRUPT_PREFIX = "[Request interrupted by user"
@@ -281,6 +299,7 @@ class ClaudeCodeAdapter(Adapter):
     """Projects one Claude Code transcript."""
 
     runtime = "claude_code"
+    record_type = _RECORD
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
