@@ -43,3 +43,29 @@ def test_epoch_numbers_in_seconds_or_milliseconds() -> None:
     assert epoch_number_ms(1_700_000_000.5) == 1_700_000_000_500
     assert epoch_number_ms(1_700_000_000_123) == 1_700_000_000_123
     assert epoch_number_ms(True) is None and epoch_number_ms("1") is None
+
+
+def _reference_ms(value: str) -> int | None:
+    """The slow reading, with nothing cached: Python's ISO 8601 parser."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (parsed - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+
+
+_SECOND_CHARS = st.sampled_from("0123456789x-:.Z ٣")
+
+
+@given(
+    st.datetimes(min_value=datetime(1900, 1, 2), max_value=datetime(2200, 1, 1)),
+    st.text(_SECOND_CHARS, min_size=2, max_size=2),
+    st.text(_SECOND_CHARS, min_size=3, max_size=3),
+)
+def test_a_minute_read_before_reads_its_seconds_as_the_parser_does(
+    moment: datetime, seconds: str, millis: str
+) -> None:
+    minute = moment.strftime("%Y-%m-%dT%H:%M:")
+    assert rfc3339_ms(minute + "07.250Z") == _reference_ms(minute + "07.250Z")  # now cached
+    value = f"{minute}{seconds}.{millis}Z"
+    assert rfc3339_ms(value) == _reference_ms(value)
