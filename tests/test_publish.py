@@ -194,13 +194,21 @@ def test_shell_views_expose_programs_pipelines_and_redirects(corpus_dataset: Pat
     assert ("2", ">", "err.txt") in redirect and ("1", ">", "/dev/null") in redirect
 
 
-def test_a_build_leaves_the_callers_garbage_collector_as_it_was(tmp_path: Path) -> None:
+def test_a_build_leaves_the_callers_garbage_collector_and_allocator_as_they_were(
+    tmp_path: Path,
+) -> None:
     import gc
 
-    before = gc.get_threshold()
+    import pyarrow as pa
+
+    before, pool = gc.get_threshold(), pa.default_memory_pool()
+    system = pa.system_memory_pool()
     try:
         gc.set_threshold(700, 10, 10)
+        pa.set_memory_pool(system)
         build([corpus_path("generated", "claude", "s1-aurora")], tmp_path / "ds", jobs=1)
         assert gc.get_threshold() == (700, 10, 10)
+        assert pa.default_memory_pool().backend_name == system.backend_name
     finally:
         gc.set_threshold(*before)
+        pa.set_memory_pool(pool)
