@@ -425,10 +425,9 @@ def _ingest(
             else:
                 chunks = logical_chunks(stream, result.stream)
             checked = framer.offset  # where the last chunk that is not UTF-8 ends
-            for chunk in chunks:
-                end = framer.offset + framer.tail_bytes + len(chunk)
+            for chunk in chunks:  # (checked only where a decoder may skip members)
                 if (run.undecided or run.decoder is not _DECODE) and not valid_utf8(chunk):
-                    checked = end  # (checked only where a decoder may skip members)
+                    checked = framer.offset + framer.tail_bytes + len(chunk)
                 lines = framer.feed(chunk)
                 run.lines(lines, not lines or lines[0].start >= checked)
         if run.undecided:

@@ -12,6 +12,7 @@ decoded stream, and ``read_range`` re-reads exactly those bytes for verification
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Literal
@@ -56,7 +57,7 @@ def valid_utf8(data: bytes) -> bool:
     """Whether `data` is UTF-8 (Arrow's validation, many times faster than decoding it)."""
     if data.isascii():
         return True
-    offsets = pa.array([0, len(data)], pa.int64()).buffers()[1]
+    offsets = pa.py_buffer(struct.pack("<qq", 0, len(data)))
     text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])
     try:
         text.validate(full=True)

@@ -15,12 +15,12 @@ def rfc3339_ms(value: object) -> int | None:
     """
     if not isinstance(value, str) or len(value) < 19 or value[4] != "-":
         return None
-    if len(value) == 24 and value[19] == "." and value[23] == "Z":
+    usual = len(value) == 24 and value[19] == "." and value[23] == "Z"
+    rest = value[17:19] + value[20:23] if usual else ""  # seconds and milliseconds
+    if usual:
         minute = _MINUTES.get(value[:17])
-        if minute is not None:
-            rest = value[17:19] + value[20:23]  # seconds and milliseconds
-            if rest.isascii() and rest.isdigit() and rest < "6":
-                return minute + int(rest)
+        if minute is not None and rest.isascii() and rest.isdigit() and rest < "6":
+            return minute + int(rest)
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
@@ -28,10 +28,10 @@ def rfc3339_ms(value: object) -> int | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     epoch_ms = (parsed - _EPOCH) // _MILLISECOND  # floored, exactly (timedelta arithmetic)
-    if len(value) == 24 and value[19] == "." and value[23] == "Z":
+    if usual:
         if len(_MINUTES) >= _MAX_MINUTES:
             _MINUTES.clear()
-        _MINUTES[value[:17]] = epoch_ms - int(value[17:19] + value[20:23])
+        _MINUTES[value[:17]] = epoch_ms - int(rest)
     return epoch_ms
 
 
