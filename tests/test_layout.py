@@ -79,6 +79,33 @@ def test_a_group_that_outgrows_its_buckets_is_split_and_keeps_its_facts(
     assert not again.changed and _check_layout(dataset) == layout
 
 
+@pytest.mark.parametrize("route_targets", [1, 4])
+def test_a_first_build_that_needs_many_buckets_writes_them_from_the_spool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route_targets: int
+) -> None:
+    traces = _traces(tmp_path, SESSIONS)
+    reference = tmp_path / "reference"
+    build([traces], reference, jobs=1)  # one bucket per group
+    monkeypatch.setattr("traceidx.build.ROUTE_TARGETS", route_targets)
+    monkeypatch.setattr("traceidx.build.PART_RECORDS", 40)
+    for jobs in (1, 2):
+        dataset = tmp_path / f"ds-{jobs}"
+        build([traces], dataset, jobs=jobs)
+        assert max(_check_layout(dataset).values()) >= 4
+        assert _facts(dataset) == _facts(reference)
+    assert _parts(tmp_path / "ds-1") == _parts(tmp_path / "ds-2")  # row for row
+
+
+def _parts(dataset: Path) -> dict[str, list[dict[str, object]]]:
+    manifest = read_manifest(dataset)
+    assert manifest is not None
+    return {
+        f"{key}/{table}": pq.read_table(dataset / path).to_pylist()
+        for key, tables in manifest["parts"].items()
+        for table, path in tables.items()
+    }
+
+
 def test_a_manifest_without_bucket_counts_reads_as_the_legacy_layout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

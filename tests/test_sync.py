@@ -347,13 +347,13 @@ def test_a_part_whose_sources_all_changed_is_not_read_back(
         with open(path, "ab") as out:
             out.write(tail)
     read_back: list[str | None] = []
-    pieces = traceidx.staging.Stage.pieces
+    kept = traceidx.staging.Stage.previous
 
-    def spy(self: Any, partition: Any, table: str, previous: str | None, *rest: Any) -> Any:
+    def spy(self: Any, table: str, previous: str | None, *rest: Any) -> Any:
         read_back.append(previous)
-        return pieces(self, partition, table, previous, *rest)
+        return kept(self, table, previous, *rest)
 
-    monkeypatch.setattr(traceidx.staging.Stage, "pieces", spy)
+    monkeypatch.setattr(traceidx.staging.Stage, "previous", spy)
     report = build([traces], dataset, jobs=1)
     assert report.actions["appended"] == len(cut) and read_back
     assert read_back == [None] * len(read_back)  # every old row was replaced: none re-read

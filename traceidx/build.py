@@ -8,7 +8,8 @@ Steps, under the dataset's exclusive lock:
    named this time, so the dataset stays in sync with everything it holds);
 3. ingest the changed sources in a process pool (batches of sources per task; results in
    candidate order, so a parallel build equals a serial one); workers spool the Arrow rows to
-   the staging folder, a long source's settled rows even while it is read (traceidx.ingest),
+   the staging folder by group, ordered so that any bucket's rows are one slice
+   (traceidx.staging), a long source's settled rows even while it is read (traceidx.ingest),
    and the build process keeps only where they are;
 4. rewrite only the partitions that hold changed or removed sources, streaming each part,
    then swap the manifest.
@@ -59,7 +60,16 @@ from traceidx.ingest import Settings, bug_reason, ingest
 from traceidx.links import parts_linking
 from traceidx.links import resolve as resolve_links
 from traceidx.model import TABLES
-from traceidx.staging import ROW_GROUP_BYTES, PartWriter, Split, Spooled, Stage, spool
+from traceidx.staging import (
+    ROW_GROUP_BYTES,
+    PartWriter,
+    Run,
+    Split,
+    Spooled,
+    Stage,
+    fine_order,
+    spool,
+)
 from traceidx.sync import Decision, decide, prefix_digest
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
@@ -123,9 +133,10 @@ def process(locator: str, action: str, task: Task, checkpoint: str | None = None
     def spill(rows: dict[str, list[Any]]) -> None:
         assert spool_folder is not None
         for table, data in encode_rows(rows).items():
-            if data.num_rows:
+            if data.num_rows:  # its bucket is set once the source's session is known
                 path = spool_folder / f"source-{uuid.uuid4().hex}-{table}.arrow"
-                files.extend((table, rows) for _, rows in spool(path, table, [("", data)]))
+                run: Run = ("", data, ((0, data.num_rows),))
+                files.extend((table, rows) for _, rows in spool(path, table, [run]))
 
     def discard() -> None:
         for _, spooled in files:
@@ -181,8 +192,9 @@ def process(locator: str, action: str, task: Task, checkpoint: str | None = None
         entry["head"] = result.head
     if encoded is not None and result.projection is not None:
         outcome.partition, outcome.rows = encoded
-        outcome.files = files
         session_id = result.projection.session.session_id
+        fine = session_id % MAX_BUCKETS
+        outcome.files = [(table, rows.of_bucket(fine)) for table, rows in files]
         entry.update(
             source_id=result.projection.session.source_ids[0],
             session_id=session_id,
@@ -211,7 +223,7 @@ class Batch:
     """The outcomes of a batch of sources, and where their rows were spooled, by partition."""
 
     outcomes: list[SourceOutcome]
-    spooled: list[tuple[str, str, Spooled]]  # partition key, table, rows
+    spooled: list[tuple[str, str, Spooled]]  # group, table, rows
 
 
 #: first-generation threshold of the garbage collector during a build: reading a source makes
@@ -254,7 +266,7 @@ def tuned() -> Iterator[None]:
 
 def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
     """Ingest a batch of sources and spool their rows: one file per table, one run of record
-    batches per partition (rows long sources flushed while read stay in their own files)."""
+    batches per group (rows long sources flushed while read stay in their own files)."""
     outcomes = [process(locator, action, task, checkpoint) for locator, action, checkpoint in work]
     try:
         runs = _runs(outcomes)
@@ -269,7 +281,7 @@ def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
     spooled: list[tuple[str, str, Spooled]] = []
     for outcome in outcomes:
         if outcome.partition is not None:
-            spooled += [(outcome.partition.key, table, rows) for table, rows in outcome.files]
+            spooled += [(outcome.partition.group, table, rows) for table, rows in outcome.files]
         outcome.files, outcome.rows = [], None
     name = uuid.uuid4().hex
     assert task.spool_folder is not None
@@ -279,27 +291,42 @@ def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
     return Batch(outcomes, spooled)
 
 
-def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[tuple[str, pa.Table]]]:
+def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[Run]]:
     """The outcomes' rows as Arrow, by table: one conversion per table, cut into a run per
-    partition."""
-    pieces: dict[str, dict[str, list[Any]]] = {}
-    for outcome in outcomes:
+    group, in which sources are in `fine_order` (in their own order within a fine bucket)."""
+    groups: dict[str, list[tuple[int, int, SourceOutcome]]] = {}
+    for at, outcome in enumerate(outcomes):
         if outcome.partition is not None and outcome.rows is not None:
-            into = pieces.setdefault(outcome.partition.key, {})
-            for table, objs in outcome.rows.items():
-                into.setdefault(table, []).extend(objs)
-    runs: dict[str, list[tuple[str, pa.Table]]] = {}
-    keys = sorted(pieces)
+            session = outcome.rows["sessions"][0].session_id
+            members = groups.setdefault(outcome.partition.group, [])
+            members.append((fine_order(session), at, outcome))
+    order = [(key, sorted(groups[key])) for key in sorted(groups)]
+    runs: dict[str, list[Run]] = {}
     for table in TABLES:
-        objs = [obj for key in keys for obj in pieces[key].get(table, [])]
+        objs = []
+        cuts: list[tuple[str, list[tuple[int, int]]]] = []
+        for key, members in order:
+            segments: list[tuple[int, int]] = []
+            for _, _, outcome in members:
+                assert outcome.rows is not None
+                rows = outcome.rows.get(table, [])
+                count = row_count(table, rows)
+                if count:
+                    objs += rows
+                    fine = outcome.rows["sessions"][0].session_id % MAX_BUCKETS
+                    if segments and segments[-1][0] == fine:
+                        segments[-1] = (fine, segments[-1][1] + count)
+                    else:
+                        segments.append((fine, count))
+            cuts.append((key, segments))
         if not objs:
             continue
         data = encode_rows({table: objs})[table]
         at = 0
-        for key in keys:
-            count = row_count(table, pieces[key].get(table, []))
+        for key, segments in cuts:
+            count = sum(rows for _, rows in segments)
             if count:
-                runs.setdefault(table, []).append((key, data.slice(at, count)))
+                runs.setdefault(table, []).append((key, data.slice(at, count), tuple(segments)))
                 at += count
     return runs
 
@@ -598,9 +625,9 @@ class _Sync:
         folder = self.stage.folder
         task = Task(self.settings, missing, folder, self.layout)
         for batch in _run(decisions, task, self.jobs, checkpoints):
-            for key, table, spooled in batch.spooled:
+            for group, table, spooled in batch.spooled:
                 guard.take(table, spooled.ids)
-                self.stage.add(Partition.from_key(key), table, spooled)
+                self.stage.add(group, table, spooled)
             for outcome in batch.outcomes:
                 done += 1
                 self._consume(outcome)
@@ -610,7 +637,7 @@ class _Sync:
         self._resolve_moves()
         report.sources = self.entries
         first = int(self.previous["generation"]) == 0  # a new dataset is always published
-        staged = self.drop or self.tail_drop or self.stage.partitions
+        staged = self.drop or self.tail_drop or self.stage
         changed = first or bool(staged) or self._flags_changed()
         if not changed:
             self.stage.discard()
@@ -742,7 +769,7 @@ class _Sync:
         grown = {origin.group for origin, _ in split}
         affected = {
             p
-            for p in set(self.drop) | set(self.tail_drop) | self.stage.partitions
+            for p in set(self.drop) | set(self.tail_drop) | self.stage.partitions(layout)
             if p.group not in grown
         }
         for key in [k for k in parts if Partition.from_key(k).group in grown]:
@@ -769,6 +796,8 @@ class _Sync:
             if old and origin.key in residents and residents[origin.key] <= full:
                 old = {}  # every source in the previous part is replaced: nothing to keep
             targets = route.targets if route is not None else (origin,)
+            wanted = {target.bucket: target for target in targets}
+            buckets = layout.get(origin.group, 1)
             new: dict[Partition, dict[str, str]] = {target: {} for target in targets}
             for table in TABLES:
                 sources = full | (tail.get("sources", set()) if table in RESTATED else set())
@@ -778,10 +807,13 @@ class _Sync:
                 share = ROW_GROUP_BYTES // len(targets)  # one read's writers share it
                 writers = {t: PartWriter(self.stage, t, table, links, share) for t in targets}
                 try:
-                    for piece in self.stage.pieces(origin, table, old.get(table), drop, ids):
+                    for piece in self.stage.previous(table, old.get(table), drop, ids):
                         routed = route.route(table, piece) if route else [(origin, piece)]
                         for target, rows in routed:
                             writers[target].add(rows)
+                    staged = self.stage.staged(origin.group, table, buckets, wanted)
+                    for bucket, rows in staged:
+                        writers[wanted[bucket]].add(rows)
                     for target, writer in writers.items():
                         written = writer.close()
                         if written is not None:

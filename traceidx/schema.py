@@ -146,21 +146,17 @@ def semantic_column(
     each value goes to its role's shape child (the other children null), built one shape at
     a time."""
     count = len(roles)
-    by_shape: dict[str, tuple[list[int], list[Any]]] = {}
-    for at, (role, value) in enumerate(zip(roles, values, strict=True)):
-        rows, shaped = by_shape.setdefault(SHAPE_BY_ROLE[role], ([], []))
-        rows.append(at)
-        shaped.append(value)
+    shaped: dict[str, list[Any]] = {}  # shape -> its child's rows (None where another shape)
+    for at, role in enumerate(roles):
+        shape = SHAPE_BY_ROLE[role]
+        rows = shaped.get(shape)
+        if rows is None:
+            rows = shaped[shape] = [None] * count
+        rows[at] = values[at]
     children: list[pa.Array] = [pa.array(roles, pa.string()), pa.array(strengths, pa.string())]
     for child in list(kind)[2:]:
-        got = by_shape.get(child.name)
-        if got is None:
-            children.append(pa.nulls(count, child.type))
-            continue
-        full: list[Any] = [None] * count
-        for at, value in zip(*got, strict=True):
-            full[at] = value
-        children.append(pa.array(full, child.type))
+        rows = shaped.get(child.name)
+        children.append(pa.nulls(count, child.type) if rows is None else pa.array(rows, child.type))
     return pa.StructArray.from_arrays(children, fields=list(kind))
 
 

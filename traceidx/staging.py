@@ -2,15 +2,20 @@
 
 Workers write the rows they project as Arrow IPC files to a private staging folder
 (``<dataset>/.staging-<generation>/``): per batch of sources one file per table, holding a run
-of record batches per partition, and for a long source the files of rows it settled while it
-was read. The build process keeps only where each partition's rows are (`Spooled`), so its
-memory grows neither with the corpus nor with a single source. When every source is in, each
-changed partition's part is streamed, piece by piece, from the previous part's rows that are
-still current (rows of sources that changed or went away are dropped, by ``source_id``)
-followed by the spooled rows, into a Parquet file under the new generation's name, one row
-group per `ROW_GROUP_BYTES` of rows (`PartWriter`). When a group's bucket count grew, a
-partition's rows are read once for several of its new partitions and routed to each by source
-(`Split`). Parts of partitions that did not change are not touched.
+of record batches per group (runtime and month), and for a long source the files of rows it
+settled while it was read. A run keeps its sources ordered by their *fine bucket* (the session
+id modulo `MAX_BUCKETS`, bits reversed) and says how many rows each fine bucket holds
+(`Spooled.segments`). A group's bucket count is a power of two that divides `MAX_BUCKETS`, so
+whatever count the build settles on, the rows of one partition are a single slice of each
+run: a part takes its rows without filtering or copying them, however much its group grew.
+The build process keeps only where each group's rows are, so its memory grows neither with the
+corpus nor with a single source. When every source is in, each changed partition's part is
+streamed, piece by piece, from the previous part's rows that are still current (rows of sources
+that changed or went away are dropped, by ``source_id``) followed by its slices of the spooled
+runs, into a Parquet file under the new generation's name, one row group per `ROW_GROUP_BYTES`
+of rows (`PartWriter`). When a group's bucket count grew, a previous part's rows are read once
+for several of its new partitions and routed to each by source (`Split`). Parts of partitions
+that did not change are not touched.
 """
 
 from __future__ import annotations
@@ -18,15 +23,15 @@ from __future__ import annotations
 import shutil
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from traceidx.dataset import STAGING_PREFIX, Partition
+from traceidx.dataset import MAX_BUCKETS, STAGING_PREFIX, Partition
 from traceidx.encode import ID_COLUMNS, check_ids, id_column
 from traceidx.schema import dictionary_columns, table_schema
 
@@ -39,20 +44,72 @@ READ_ROWS = 8 * 1024
 SPOOL_BUFFER = 1 << 20
 
 
+#: bits of a bucket among `MAX_BUCKETS` (a power of two)
+_FINE_BITS = MAX_BUCKETS.bit_length() - 1
+
+
+def fine_order(session_id: int) -> int:
+    """Where a session's rows sort within a spooled run: its bucket among `MAX_BUCKETS` with
+    the bits reversed, so that the sessions of any one bucket among ``2**k`` are contiguous."""
+    return int(f"{session_id % MAX_BUCKETS:0{_FINE_BITS}b}"[::-1], 2) if _FINE_BITS else 0
+
+
 @dataclass(frozen=True, slots=True)
 class Spooled:
-    """Where spooled rows are: record batches ``[first, first + count)`` of an IPC file, and
-    their ids (taken when they were written, so the build process need not read them back)."""
+    """Where spooled rows are: record batches ``[first, first + count)`` of an IPC file, their
+    ids (taken when they were written, so the build process need not read them back), and
+    how many of their rows each bucket among `MAX_BUCKETS` holds, in order (`segments`)."""
 
     path: str
     first: int
     count: int
     ids: pa.ChunkedArray | None = None
+    segments: tuple[tuple[int, int], ...] = ()
+
+    def of_bucket(self, fine: int) -> Spooled:
+        """These rows, all of the sessions of one bucket among `MAX_BUCKETS`."""
+        return replace(self, segments=((fine, sum(rows for _, rows in self.segments)),))
 
     def read(self, readers: _Readers) -> Iterator[pa.Table]:
         """The rows, one record batch at a time (read, not mapped: memory stays bounded)."""
         for i in range(self.first, self.first + self.count):
             yield pa.Table.from_batches([readers.batch(self.path, i)])
+
+    def spans(self, buckets: int, wanted: Collection[int]) -> list[tuple[int, int, int]]:
+        """The rows of each wanted bucket among `buckets` (a power of two that divides
+        `MAX_BUCKETS`): ``(bucket, start, end)``, one span per bucket when the segments are in
+        `fine_order`."""
+        out: list[tuple[int, int, int]] = []
+        at = 0
+        for fine, rows in self.segments:
+            bucket = fine % buckets
+            if rows and bucket in wanted:
+                if out and out[-1][0] == bucket and out[-1][2] == at:
+                    out[-1] = (bucket, out[-1][1], at + rows)
+                else:
+                    out.append((bucket, at, at + rows))
+            at += rows
+        return out
+
+    def select(
+        self, readers: _Readers, buckets: int, wanted: Collection[int]
+    ) -> Iterator[tuple[int, pa.Table]]:
+        """The rows of the wanted buckets among `buckets`, as slices of the record batches
+        read (each read once), with their bucket."""
+        spans = self.spans(buckets, wanted)
+        if not spans:
+            return
+        offset = 0
+        for piece in self.read(readers):
+            end = offset + piece.num_rows
+            for bucket, start, stop in spans:
+                lo, hi = max(start, offset), min(stop, end)
+                if lo < hi:
+                    whole = lo == offset and hi == end
+                    yield bucket, piece if whole else _copied(piece.slice(lo - offset, hi - lo))
+            offset = end
+            if offset >= spans[-1][2]:
+                break
 
 
 class _Readers:
@@ -90,18 +147,30 @@ class _Readers:
         self._open.clear()
 
 
-def spool(path: Path, table: str, runs: list[tuple[str, pa.Table]]) -> list[tuple[str, Spooled]]:
+def _copied(rows: pa.Table) -> pa.Table:
+    """Rows that hold no reference to the buffers they were sliced from (a part keeps its
+    rows until it writes them: a slice would keep a whole record batch of a run alive)."""
+    columns = [pa.concat_arrays(column.chunks) for column in rows.columns]
+    return pa.Table.from_arrays(columns, schema=rows.schema)
+
+
+#: a run of rows to spool: its key, its rows and its `Spooled.segments`
+Run = tuple[str, pa.Table, tuple[tuple[int, int], ...]]
+
+
+def spool(path: Path, table: str, runs: list[Run]) -> list[tuple[str, Spooled]]:
     """Write runs of rows of one table, each under a key, to one IPC file; where each run is."""
     out: list[tuple[str, Spooled]] = []
     index = 0
     schema = runs[0][1].schema
     sink = pa.output_stream(str(path), compression=None, buffer_size=SPOOL_BUFFER)
     with sink, pa.ipc.new_file(sink, schema) as writer:
-        for key, data in runs:
+        for key, data, segments in runs:
             batches = data.to_batches()
             for batch in batches:
                 writer.write_batch(batch)
-            out.append((key, Spooled(str(path), index, len(batches), id_column(table, data))))
+            ids = id_column(table, data)
+            out.append((key, Spooled(str(path), index, len(batches), ids, segments)))
             index += len(batches)
     return out
 
@@ -200,53 +269,64 @@ class PartWriter:
 
 
 class Stage:
-    """The rows of one build that are not yet published, by partition and table."""
+    """The rows of one build that are not yet published, by group and table."""
 
     def __init__(self, dataset: Path, generation: int) -> None:
         self.dataset = dataset
         self.generation = generation
         self.folder = dataset / f"{STAGING_PREFIX}{generation:06d}"
-        self._spooled: dict[tuple[Partition, str], list[Spooled]] = defaultdict(list)
+        self._spooled: dict[tuple[str, str], list[Spooled]] = defaultdict(list)
         self._readers = _Readers()
 
-    @property
-    def partitions(self) -> set[Partition]:
-        return {p for p, _ in self._spooled}
+    def __bool__(self) -> bool:
+        return bool(self._spooled)
 
-    def add(self, partition: Partition, table: str, spooled: Spooled) -> None:
-        """Stage spooled rows of a partition (in the order they are added)."""
-        self._spooled[(partition, table)].append(spooled)
+    def partitions(self, layout: dict[str, int]) -> set[Partition]:
+        """The partitions that staged rows go to, in a `layout` (group -> bucket count)."""
+        out: set[Partition] = set()
+        for (group, _), runs in self._spooled.items():
+            runtime, month = group.split("/")
+            buckets = layout.get(group, 1)
+            for spooled in runs:
+                fines = {fine for fine, _ in spooled.segments}
+                out.update(Partition(runtime, month, fine % buckets) for fine in fines)
+        return out
 
-    def pieces(
-        self,
-        partition: Partition,
-        table: str,
-        previous: str | None,
-        drop: pa.Array,
-        drop_ids: pa.Array | None = None,
+    def add(self, group: str, table: str, spooled: Spooled) -> None:
+        """Stage spooled rows of a group (in the order they are added)."""
+        self._spooled[(group, table)].append(spooled)
+
+    def previous(
+        self, table: str, previous: str | None, drop: pa.Array, drop_ids: pa.Array | None = None
     ) -> Iterator[pa.Table]:
-        """The partition's rows for the new generation, a bounded piece at a time: the previous
-        part's rows but those of the `drop` sources and those whose id is in `drop_ids`, then
-        the staged rows."""
+        """The rows of a previous part that stay, a bounded piece at a time: all but those of
+        the `drop` sources and those whose id is in `drop_ids`."""
+        if previous is None:
+            return
         id_name = ID_COLUMNS.get(table)
         schema = table_schema(table)
-        if previous is not None:
-            old = pq.ParquetFile(self.dataset / previous)
-            for batch in old.iter_batches(batch_size=READ_ROWS):
-                piece = pa.Table.from_batches([batch])
-                if piece.schema != schema:
-                    piece = piece.cast(schema)
-                gone = None
-                if len(drop):
-                    gone = pc.is_in(_source_ids(table, piece), value_set=drop)
-                if drop_ids is not None and len(drop_ids) and id_name is not None:
-                    named = pc.is_in(piece.column(id_name), value_set=drop_ids)
-                    gone = named if gone is None else pc.or_(gone, named)
-                if gone is not None:
-                    piece = piece.filter(pc.invert(gone))
-                yield piece
-        for spooled in self._spooled.get((partition, table), []):
-            yield from spooled.read(self._readers)
+        old = pq.ParquetFile(self.dataset / previous)
+        for batch in old.iter_batches(batch_size=READ_ROWS):
+            piece = pa.Table.from_batches([batch])
+            if piece.schema != schema:
+                piece = piece.cast(schema)
+            gone = None
+            if len(drop):
+                gone = pc.is_in(_source_ids(table, piece), value_set=drop)
+            if drop_ids is not None and len(drop_ids) and id_name is not None:
+                named = pc.is_in(piece.column(id_name), value_set=drop_ids)
+                gone = named if gone is None else pc.or_(gone, named)
+            if gone is not None:
+                piece = piece.filter(pc.invert(gone))
+            yield piece
+
+    def staged(
+        self, group: str, table: str, buckets: int, wanted: Collection[int]
+    ) -> Iterator[tuple[int, pa.Table]]:
+        """The staged rows of the wanted buckets of a group with `buckets` buckets, in the order
+        they were staged, a bounded piece at a time, with their bucket."""
+        for spooled in self._spooled.get((group, table), []):
+            yield from spooled.select(self._readers, buckets, wanted)
 
     def discard(self) -> None:
         """Remove the staging folder."""
