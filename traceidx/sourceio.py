@@ -85,56 +85,146 @@ def logical_chunks(stream: BinaryIO, stats: StreamStats) -> Iterator[bytes]:
     yield from _zstd_chunks(first, stream, stats)
 
 
+#: the compressed bytes of one frame buffered whole before it is decoded; a longer frame is
+#: decoded as it streams in (its output held back as `FRAME_HOLD_BYTES` says)
+FRAME_BUFFER_BYTES = 4 * CHUNK_BYTES
+_INVALID = -1
+
+
+def frame_size(data: bytes, at: int) -> int:
+    """The size of the zstd frame starting at offset `at` of `data` (after its magic number),
+    when all of it is there; 0 when it continues past the end of `data`; `_INVALID` when its
+    header or a block header is malformed. Walks the frame header and block headers
+    (RFC 8878) without decoding anything."""
+    end = len(data)
+    if at + 5 > end:
+        return 0
+    descriptor = data[at + 4]
+    if descriptor & 0x08:  # reserved bit
+        return _INVALID
+    single_segment = descriptor & 0x20
+    content_size = (1 if single_segment else 0, 2, 4, 8)[descriptor >> 6]
+    position = at + 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[descriptor & 3] + content_size
+    while True:
+        if position + 3 > end:
+            return 0
+        header = data[position] | data[position + 1] << 8 | data[position + 2] << 16
+        kind = (header >> 1) & 3
+        if kind == 3:  # reserved block type
+            return _INVALID
+        position += 3 + (1 if kind == 1 else header >> 3)
+        if header & 1:  # the last block
+            break
+    position += 4 if descriptor & 0x04 else 0  # content checksum
+    return position - at if position <= end else 0
+
+
 def _zstd_chunks(first: bytes, stream: BinaryIO, stats: StreamStats) -> Iterator[bytes]:
+    """The decoded content of every complete frame, in order. A frame wholly in the bytes
+    read so far is decoded from them in place (frames dsh writes are small: copying what
+    follows each frame cost more than decoding it); a frame longer than
+    `FRAME_BUFFER_BYTES` is decoded as it streams in."""
     dctx = zstandard.ZstdDecompressor()
     pending = first
+    at = 0  # where the next frame starts in `pending`
     consumed = 0  # physical bytes of complete frames
     decoded = 0
     while True:
-        frame = dctx.decompressobj()
-        held: list[bytes] = []
-        held_len = 0
-        frame_in = 0
-        done = False
-        while not done:
-            if not pending:
-                pending = stream.read(CHUNK_BYTES)
-                if not pending:
-                    break
-            try:
-                out = frame.decompress(pending)
-            except zstandard.ZstdError as exc:
-                stats.corrupt_at, stats.corrupt_reason = decoded, f"corrupt zstd frame: {exc}"
-                stats.complete_bytes = consumed
-                return
-            rest = frame.unused_data if frame.eof else b""
-            frame_in += len(pending) - len(rest)
-            pending = rest
-            if out:
-                held.append(out)
-                held_len += len(out)
-                if held_len > FRAME_HOLD_BYTES:
-                    yield from held
-                    decoded += held_len
-                    held, held_len = [], 0
-            done = frame.eof
-        if not done:
-            # The stream ended inside a frame: a torn write. Nothing of it is logical content
-            # (unless it had to be released early because the frame was huge).
-            stats.complete_bytes = consumed
-            stats.torn_bytes = frame_in
-            return
-        consumed += frame_in
-        yield from held
-        decoded += held_len
-        if not pending:
-            pending = stream.read(CHUNK_BYTES)
+        if at == len(pending):
+            pending, at = stream.read(CHUNK_BYTES), 0
             if not pending:
                 stats.complete_bytes = consumed
                 return
-        if not pending.startswith(ZSTD_MAGIC[: len(pending)]):
+        rest = len(pending) - at
+        if pending[at : at + min(rest, 4)] != ZSTD_MAGIC[: min(rest, 4)]:
             stats.corrupt_at, stats.corrupt_reason = decoded, "bytes after a frame are not a frame"
             stats.complete_bytes = consumed
+            return
+        size = frame_size(pending, at)
+        if size == 0 and rest < FRAME_BUFFER_BYTES:  # the frame goes on past what was read
+            more = stream.read(CHUNK_BYTES)
+            if more:
+                pending, at = pending[at:] + more, 0
+                continue
+            stats.complete_bytes, stats.torn_bytes = consumed, rest  # a torn write
+            return
+        if size == 0:  # a long frame: decode it as it streams in
+            state = _Streamed(consumed, decoded)
+            yield from _stream_frame(dctx, pending[at:], stream, stats, state)
+            if state.end is None:
+                return
+            consumed, decoded, pending, at = state.consumed, state.decoded, state.end, 0
+            continue
+        frame = dctx.decompressobj()
+        try:
+            if size == _INVALID:
+                frame.decompress(pending[at:])  # raises zstd's own reason
+                raise zstandard.ZstdError("malformed frame header")
+            out = frame.decompress(memoryview(pending)[at : at + size])
+            if not frame.eof:
+                raise zstandard.ZstdError("the frame ends early")
+        except zstandard.ZstdError as exc:
+            stats.corrupt_at, stats.corrupt_reason = decoded, f"corrupt zstd frame: {exc}"
+            stats.complete_bytes = consumed
+            return
+        at += size
+        consumed += size
+        if out:
+            yield out
+            decoded += len(out)
+
+
+@dataclass(slots=True)
+class _Streamed:
+    """Where decoding a long frame as it streamed in left off: the bytes read after the frame
+    (`end`; None when it was torn or corrupt), and the physical and decoded bytes so far."""
+
+    consumed: int
+    decoded: int
+    end: bytes | None = None
+
+
+def _stream_frame(
+    dctx: zstandard.ZstdDecompressor,
+    pending: bytes,
+    stream: BinaryIO,
+    stats: StreamStats,
+    state: _Streamed,
+) -> Iterator[bytes]:
+    """Decode the frame `pending` starts with, reading on from `stream`: its output is held
+    until the frame is proven complete (beyond `FRAME_HOLD_BYTES`, released early). A torn or
+    corrupt frame fills `stats`; `state` says where decoding left off."""
+    frame = dctx.decompressobj()
+    held: list[bytes] = []
+    held_len = 0
+    frame_in = 0
+    while True:
+        if not pending:
+            pending = stream.read(CHUNK_BYTES)
+            if not pending:  # the stream ended inside the frame: a torn write
+                stats.complete_bytes, stats.torn_bytes = state.consumed, frame_in
+                return
+        try:
+            out = frame.decompress(pending)
+        except zstandard.ZstdError as exc:
+            stats.corrupt_at, stats.corrupt_reason = state.decoded, f"corrupt zstd frame: {exc}"
+            stats.complete_bytes = state.consumed
+            return
+        rest = frame.unused_data if frame.eof else b""
+        frame_in += len(pending) - len(rest)
+        pending = rest
+        if out:
+            held.append(out)
+            held_len += len(out)
+            if held_len > FRAME_HOLD_BYTES:
+                yield from held
+                state.decoded += held_len
+                held, held_len = [], 0
+        if frame.eof:
+            yield from held
+            state.decoded += held_len
+            state.consumed += frame_in
+            state.end = pending
             return
 
 
