@@ -239,7 +239,7 @@ class _Run:
             runtime=result.runtime,
             offset=offset,
             adapter=adapter,
-            times=self.keys.times.tobytes(),
+            times=self.keys.times_bytes(),
             fingerprints=bytes(self.keys.fingerprints),
             projector=self.projector.state() if self.projector is not None else None,
             counters=counters,

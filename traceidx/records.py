@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Collection, Sequence
 from hashlib import blake2b
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -40,7 +41,8 @@ class SourceKeys:
     def __init__(self, source_id: int = 0, times: bytes = b"", fingerprints: bytes = b"") -> None:
         self.source_id = source_id
         self._ids = array("q")
-        self.times = array("q", times)
+        # a list, not an array: appending to an array parses its argument (~4 times slower)
+        self.times: list[int] = np.frombuffer(times, dtype=np.int64).tolist()
         self.fingerprints = bytearray(fingerprints)  # 32 lowercase hex characters each
 
     def __len__(self) -> int:
@@ -58,6 +60,10 @@ class SourceKeys:
         """The keys of the next position."""
         self.times.append(NO_TIME if occurred_at is None else occurred_at)
         self.fingerprints += fingerprint
+
+    def times_bytes(self) -> bytes:
+        """The times, as native 64-bit integers (how a checkpoint keeps them)."""
+        return np.array(self.times, dtype=np.int64).tobytes()
 
     def time(self, position: int) -> int | None:
         """The runtime's time on the record at `position` (None if none, or not read yet)."""
@@ -89,8 +95,8 @@ class RecordColumns:
         self.source_id = source_id
         self.keys = keys
         self.first = first
-        self.starts = array("q")
-        self.ends = array("q")
+        self.starts: list[int] = []
+        self.ends: list[int] = []
         self.statuses: list[str] = []
         self.native_types: list[str | None] = []
 
@@ -135,7 +141,12 @@ def _int64(values: array[int]) -> pa.Array:
 
 def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
     """The ``records`` table of runs of records (of one or more sources), in order."""
-    ids, starts, ends, times, positions, sources = (array("q") for _ in range(6))
+    ids = array("q")
+    starts: list[int] = []
+    ends: list[int] = []
+    times: list[int] = []
+    positions: list[int] = []
+    sources: list[int] = []
     fingerprints = bytearray()
     statuses: list[str] = []
     native_types: list[str | None] = []
@@ -145,26 +156,27 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         starts += run.starts
         ends += run.ends
         times += keys.times[first : first + count]
-        positions += array("q", range(first, first + count))
-        sources += array("q", [run.source_id]) * count
+        positions += range(first, first + count)
+        sources += [run.source_id] * count
         fingerprints += keys.fingerprints[32 * first : 32 * (first + count)]
         statuses += run.statuses
         native_types += run.native_types
     count = len(ids)
-    offsets = array("i", range(0, _FINGERPRINT_CHARS * (count + 1), _FINGERPRINT_CHARS))
+    offsets = np.arange(0, _FINGERPRINT_CHARS * (count + 1), _FINGERPRINT_CHARS, dtype=np.int32)
     fingerprint = pa.Array.from_buffers(
         pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(bytes(fingerprints))]
     )
-    raw_times = _int64(times)
+    raw_times = pa.array(times, pa.int64())
     occurred = pc.if_else(pc.equal(raw_times, NO_TIME), None, raw_times)
     schema = table_schema("records")
     content_range = pa.StructArray.from_arrays(
-        [_int64(starts), _int64(ends)], fields=list(schema.field("content_range").type)
+        [pa.array(starts, pa.int64()), pa.array(ends, pa.int64())],
+        fields=list(schema.field("content_range").type),
     )
     columns = [
         _int64(ids),
-        _int64(sources),
-        _int64(positions),
+        pa.array(sources, pa.int64()),
+        pa.array(positions, pa.int64()),
         content_range,
         fingerprint,
         pa.array(statuses, pa.string()),
