@@ -220,7 +220,7 @@ def process(locator: str, action: str, task: Task, checkpoint: str | None = None
 
 @dataclass(slots=True)
 class Batch:
-    """The outcomes of a batch of sources, and where their rows were spooled, by partition."""
+    """The outcomes of a batch of sources, and where their rows were spooled, by group."""
 
     outcomes: list[SourceOutcome]
     spooled: list[tuple[str, str, Spooled]]  # group, table, rows

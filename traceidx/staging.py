@@ -7,7 +7,8 @@ settled while it was read. A run keeps its sources ordered by their *fine bucket
 id modulo `MAX_BUCKETS`, bits reversed) and says how many rows each fine bucket holds
 (`Spooled.segments`). A group's bucket count is a power of two that divides `MAX_BUCKETS`, so
 whatever count the build settles on, the rows of one partition are a single slice of each
-run: a part takes its rows without filtering or copying them, however much its group grew.
+run: a part takes its rows without filtering them, however much its group grew (a slice that
+is only part of a record batch is copied, so that a part never keeps a whole batch alive).
 The build process keeps only where each group's rows are, so its memory grows neither with the
 corpus nor with a single source. When every source is in, each changed partition's part is
 streamed, piece by piece, from the previous part's rows that are still current (rows of sources
