@@ -29,6 +29,15 @@ import msgspec
 from traceidx.model import Usage
 
 
+def type_tag(value: object) -> str | None:
+    """A record's type tag (its ``type``, ``role``…) as read: the string, None when absent,
+    else a marker naming the JSON type it holds (``<list>``), so that an odd value reads as an
+    unknown type instead of failing a lookup."""
+    if value is None or isinstance(value, str):
+        return value
+    return f"<{type(value).__name__}>"
+
+
 class UsageSample(msgspec.Struct, frozen=True, gc=False):
     """One model call's usage, already normalised to the contract."""
 

@@ -16,16 +16,6 @@ import msgspec
 
 from traceidx.rules import UsageSample
 
-
-def type_tag(value: object) -> str | None:
-    """A record's type tag (its ``type``, ``role``…) as read: the string, None when absent,
-    else a marker naming the JSON type it holds (``<list>``), so that an odd value reads as an
-    unknown type instead of failing a lookup."""
-    if value is None or isinstance(value, str):
-        return value
-    return f"<{type(value).__name__}>"
-
-
 #: `TypedDict` through a name mypy lets take members built at run time
 _TYPED_DICT: Any = TypedDict
 

@@ -70,9 +70,14 @@ from traceidx.adapters.base import (
     DraftSession,
     RecordFacts,
     members,
-    type_tag,
 )
-from traceidx.rules import UsageSample, exit_code_from_header, message_text, usage_sample
+from traceidx.rules import (
+    UsageSample,
+    exit_code_from_header,
+    message_text,
+    type_tag,
+    usage_sample,
+)
 from traceidx.timestamps import rfc3339_ms
 
 #: the members of a record the adapter reads (`obj` in this module; `tests/test_decoding.py`

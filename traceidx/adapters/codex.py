@@ -161,9 +161,8 @@ from traceidx.adapters.base import (
     DraftLoop,
     DraftSession,
     RecordFacts,
-    type_tag,
 )
-from traceidx.rules import UsageSample, exit_code_from_header, usage_sample
+from traceidx.rules import UsageSample, exit_code_from_header, type_tag, usage_sample
 from traceidx.timestamps import rfc3339_ms
 
 _WRAPPED_TYPES = frozenset(

@@ -136,10 +136,9 @@ from traceidx.adapters.base import (
     DraftLoop,
     DraftSession,
     RecordFacts,
-    type_tag,
 )
 from traceidx.model import LOOP_BOUND_ROLES
-from traceidx.rules import UsageSample, exit_code_from_header, usage_sample
+from traceidx.rules import UsageSample, exit_code_from_header, type_tag, usage_sample
 
 _EXIT_CODE = re.compile(r"\[exit code: (-?\d+)\]\Z")
 _SHELL_TOOLS = frozenset({"bash"})

@@ -122,9 +122,8 @@ from traceidx.adapters.base import (
     DraftLoop,
     DraftSession,
     RecordFacts,
-    type_tag,
 )
-from traceidx.rules import exit_code_from_header, message_text, usage_sample
+from traceidx.rules import exit_code_from_header, message_text, type_tag, usage_sample
 from traceidx.timestamps import rfc3339_ms
 
 _SHELL_TOOLS = frozenset({"bash"})
