@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from traceidx.dataset import MAX_BUCKETS
-from traceidx.staging import Spooled, _Readers, fine_order, spool
+from traceidx.staging import Spooled, _Readers, fine_bucket, fine_order, spool
 
 #: every bucket count a group can have
 COUNTS = [1 << k for k in range(MAX_BUCKETS.bit_length())]
@@ -22,13 +22,13 @@ sources = st.lists(
 
 def _in_fine_order(members: list[tuple[int, int]]) -> tuple[list[int], tuple[tuple[int, int], ...]]:
     """The session of every row, and the segments, of sources spooled as a build spools them."""
-    ordered = sorted(members, key=lambda member: fine_order(member[0]))  # stable
+    ordered = sorted(members, key=lambda member: fine_order(fine_bucket(member[0])))
     rows = [session for session, count in ordered for _ in range(count)]
     segments: list[tuple[int, int]] = []
     for session, count in ordered:
         if not count:
             continue
-        fine = session % MAX_BUCKETS
+        fine = fine_bucket(session)
         if segments and segments[-1][0] == fine:
             segments[-1] = (fine, segments[-1][1] + count)
         else:

@@ -67,6 +67,7 @@ from traceidx.staging import (
     Split,
     Spooled,
     Stage,
+    fine_bucket,
     fine_order,
     spool,
 )
@@ -193,8 +194,7 @@ def process(locator: str, action: str, task: Task, checkpoint: str | None = None
     if encoded is not None and result.projection is not None:
         outcome.partition, outcome.rows = encoded
         session_id = result.projection.session.session_id
-        fine = session_id % MAX_BUCKETS
-        outcome.files = [(table, rows.of_bucket(fine)) for table, rows in files]
+        outcome.files = [(table, rows.of_bucket(fine_bucket(session_id))) for table, rows in files]
         entry.update(
             source_id=result.projection.session.source_ids[0],
             session_id=session_id,
@@ -294,12 +294,12 @@ def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
 def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[Run]]:
     """The outcomes' rows as Arrow, by table: one conversion per table, cut into a run per
     group, in which sources are in `fine_order` (in their own order within a fine bucket)."""
-    groups: dict[str, list[tuple[int, int, SourceOutcome]]] = {}
+    groups: dict[str, list[tuple[int, int, int, SourceOutcome]]] = {}
     for at, outcome in enumerate(outcomes):
         if outcome.partition is not None and outcome.rows is not None:
-            session = outcome.rows["sessions"][0].session_id
+            fine = fine_bucket(outcome.rows["sessions"][0].session_id)
             members = groups.setdefault(outcome.partition.group, [])
-            members.append((fine_order(session), at, outcome))
+            members.append((fine_order(fine), at, fine, outcome))
     order = [(key, sorted(groups[key])) for key in sorted(groups)]
     runs: dict[str, list[Run]] = {}
     for table in TABLES:
@@ -307,13 +307,12 @@ def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[Run]]:
         cuts: list[tuple[str, list[tuple[int, int]]]] = []
         for key, members in order:
             segments: list[tuple[int, int]] = []
-            for _, _, outcome in members:
+            for _, _, fine, outcome in members:
                 assert outcome.rows is not None
                 rows = outcome.rows.get(table, [])
                 count = row_count(table, rows)
                 if count:
                     objs += rows
-                    fine = outcome.rows["sessions"][0].session_id % MAX_BUCKETS
                     if segments and segments[-1][0] == fine:
                         segments[-1] = (fine, segments[-1][1] + count)
                     else:

@@ -136,7 +136,7 @@ def _zstd_chunks(first: bytes, stream: BinaryIO, stats: StreamStats) -> Iterator
                 stats.complete_bytes = consumed
                 return
         rest = len(pending) - at
-        if pending[at : at + min(rest, 4)] != ZSTD_MAGIC[: min(rest, 4)]:
+        if not ZSTD_MAGIC.startswith(pending[at : at + len(ZSTD_MAGIC)]):
             stats.corrupt_at, stats.corrupt_reason = decoded, "bytes after a frame are not a frame"
             stats.complete_bytes = consumed
             return

@@ -49,10 +49,16 @@ SPOOL_BUFFER = 1 << 20
 _FINE_BITS = MAX_BUCKETS.bit_length() - 1
 
 
-def fine_order(session_id: int) -> int:
-    """Where a session's rows sort within a spooled run: its bucket among `MAX_BUCKETS` with
-    the bits reversed, so that the sessions of any one bucket among ``2**k`` are contiguous."""
-    return int(f"{session_id % MAX_BUCKETS:0{_FINE_BITS}b}"[::-1], 2) if _FINE_BITS else 0
+def fine_bucket(session_id: int) -> int:
+    """A session's bucket among `MAX_BUCKETS` (its bucket among any fewer is this modulo
+    their count)."""
+    return session_id % MAX_BUCKETS
+
+
+def fine_order(fine: int) -> int:
+    """Where the sessions of a fine bucket sort within a spooled run: the bucket with its bits
+    reversed, so that the sessions of any one bucket among ``2**k`` are contiguous."""
+    return int(f"{fine:0{_FINE_BITS}b}"[::-1], 2) if _FINE_BITS else 0
 
 
 @dataclass(frozen=True, slots=True)
