@@ -21,6 +21,7 @@ from setuptools.command.build_ext import build_ext
 
 #: the modules a build spends its per-line time in (adapters, framing, projection, encoding)
 COMPILED = [
+    "traceidx/adapters/base.py",
     "traceidx/adapters/claude_code.py",
     "traceidx/adapters/codex.py",
     "traceidx/adapters/dsh.py",

@@ -205,18 +205,20 @@ BUGS = {
 def test_an_adapter_bug_fails_its_source_alone(
     tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, bug: str
 ) -> None:
+    from traceidx.adapters import _REGISTRY, adapters
     from traceidx.adapters.claude_code import ClaudeCodeAdapter
 
     odd = _odd_batch(good)
-    feed = ClaudeCodeAdapter.feed
     trip, reason = BUGS[bug]
 
-    def buggy(self: ClaudeCodeAdapter, position: int, obj: Any) -> Any:
-        if isinstance(obj, dict) and obj.get("trigger"):
-            trip(self)
-        return feed(self, position, obj)
+    class Buggy(ClaudeCodeAdapter):  # the Claude Code adapter, with a bug on marked records
+        def feed(self, position: int, obj: Any) -> Any:
+            if isinstance(obj, dict) and obj.get("trigger"):
+                trip(self)
+            return super().feed(position, obj)
 
-    monkeypatch.setattr(ClaudeCodeAdapter, "feed", buggy)
+    assert adapters()["claude_code"] is ClaudeCodeAdapter
+    monkeypatch.setitem(_REGISTRY, "claude_code", Buggy)
     report = build([good.parent], tmp_path / "ds", jobs=jobs)
     assert report.exit_code == 1
     failed = [r for r in report.results if r.state == "failed"]

@@ -8,6 +8,7 @@ The checkpoint threshold and the drain cadence are lowered so these small files 
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,6 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import traceidx.ingest as ingest_module
+from traceidx.adapters import adapters
+from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.build import build
 from traceidx.dataset import read_manifest
 from traceidx.encode import ID_COLUMNS
@@ -161,3 +164,19 @@ def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
     resumed, expected = _tables(dataset), _tables(cold)
     for table in TABLES:
         assert resumed[table].equals(expected[table]), table
+
+
+def test_adapters_and_drafts_made_from_python_are_whole_and_pickle() -> None:
+    # Compiled, these are serializable native classes; such a class made by a call from
+    # Python runs its __init__ only if it also allows interpreted subclasses (base.py).
+    for runtime, cls in adapters().items():
+        adapter = cls()
+        assert adapter.items == [] and adapter.session is None, runtime
+        again = pickle.loads(pickle.dumps(adapter))
+        assert type(again) is cls and again.items == [] and again.session is None, runtime
+    loop = DraftLoop(3, model_id="m")
+    item = DraftItem("agent.commentary", "structural", {"text": "x"}, [3], loop, call_id="c")
+    assert (item.loop, item.records, item.occurred_at, item.call_id) == (loop, [3], None, "c")
+    session = DraftSession("s", 0, name="n")
+    draft = Draft(session, [loop], [item])
+    assert pickle.loads(pickle.dumps(draft)) == draft and draft.unknown_types == {}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypedDict
 
 import msgspec
+from mypy_extensions import mypyc_attr
 
 from traceidx.rules import UsageSample
 
@@ -30,6 +31,13 @@ def members(name: str, keys: Iterable[str], narrow: Mapping[str, Any] | None = N
     return _TYPED_DICT(name, fields, total=False)
 
 
+# Adapters and drafts are pickled in checkpoints, so they are `serializable` native classes.
+# mypyc runs such a class's __init__ on a call from Python (an adapter made by its type, a
+# draft made by a test) only if the class also allows interpreted subclasses: every one of
+# them, subclasses included, says both.
+
+
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class DraftLoop:
     """A Loop under construction; `start`/`end` are record positions."""
@@ -44,6 +52,7 @@ class DraftLoop:
     usage: list[UsageSample] = field(default_factory=list)
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class DraftItem:
     """An Item under construction.
@@ -67,6 +76,7 @@ class DraftItem:
     shell_command: str | None = None
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class DraftSession:
     """Session facts of one source; `*_from` are (native id, witness record position)."""
@@ -80,6 +90,7 @@ class DraftSession:
     forked_from: tuple[str, int] | None = None
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class Draft:
     """Everything one source contributes."""
@@ -97,6 +108,7 @@ class RecordFacts(msgspec.Struct, frozen=True, gc=False):
     native_type: str | None
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Adapter:
     """Base class of the per-runtime adapters; subclasses register with `register`.
 

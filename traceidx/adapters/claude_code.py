@@ -299,7 +299,7 @@ def _closable(key: tuple[str, str]) -> bool:
     return key[0] != "None" and key[0] != ""
 
 
-@register
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class ClaudeCodeAdapter(Adapter):
     """Projects one Claude Code transcript."""
 
@@ -842,3 +842,6 @@ _HANDLERS = {
     "started": ClaudeCodeAdapter._control,
     "result": ClaudeCodeAdapter._control,
 }
+
+
+register(ClaudeCodeAdapter)  # not a decorator: mypyc makes decorated classes Python classes

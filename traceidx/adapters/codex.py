@@ -390,7 +390,7 @@ class _Message:
     track: str  # "ui" | "model"
 
 
-@register
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class CodexAdapter(Adapter):
     """Projects one Codex rollout."""
 
@@ -1372,3 +1372,6 @@ def _apply_end(item: DraftItem, position: int, payload: dict[str, Any]) -> None:
         value["duration_ms"] = duration
     if position not in item.records:
         item.records.append(position)
+
+
+register(CodexAdapter)  # not a decorator: mypyc makes decorated classes Python classes

@@ -394,7 +394,7 @@ class _Call:
     output: DraftItem | None = field(default=None)
 
 
-@register
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class DshAdapter(Adapter):
     """Projects one dsh session log."""
 
@@ -1062,3 +1062,6 @@ _HANDLERS = {
     **dict.fromkeys(_DISPATCH_START, DshAdapter._dispatch_start),
     **dict.fromkeys(_DISPATCH_END, DshAdapter._dispatch_end),
 }
+
+
+register(DshAdapter)  # not a decorator: mypyc makes decorated classes Python classes

@@ -113,6 +113,7 @@ import re
 from typing import Any
 
 import msgspec
+from mypy_extensions import mypyc_attr
 
 from traceidx.adapters import register
 from traceidx.adapters.base import (
@@ -196,7 +197,7 @@ def _native_type(obj: dict[str, Any]) -> str | None:
     return f"{kind}/{refinement}" if isinstance(refinement, str) else kind
 
 
-@register
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class PiAdapter(Adapter):
     """Projects one Pi session file."""
 
@@ -567,3 +568,6 @@ class PiAdapter(Adapter):
         item = self._runtime_item("runtime.context", value)
         if self.phase in (_IDLE, _STOPPED):
             self.trigger = item  # a triggered turn would open its Loop here
+
+
+register(PiAdapter)  # not a decorator: mypyc makes decorated classes Python classes
