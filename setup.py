@@ -30,6 +30,7 @@ COMPILED = [
     "traceidx/ids.py",
     "traceidx/ingest.py",
     "traceidx/items.py",
+    "traceidx/plain.py",
     "traceidx/project.py",
     "traceidx/records.py",
     "traceidx/rules.py",

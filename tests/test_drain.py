@@ -9,7 +9,6 @@ drained draft that changed afterwards, or a prefix broken, fails here.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,6 @@ from tests.conftest import CORPUS
 from tests.facts import decoded_records
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop
-
-DRAFT_ITEM_FIELDS = [f.name for f in dataclasses.fields(DraftItem)]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +41,7 @@ FILES = _files()
 
 
 def _item(item: DraftItem) -> dict[str, Any]:
-    copied = {f: getattr(item, f) for f in DRAFT_ITEM_FIELDS if f != "loop"}
+    copied = {f: getattr(item, f) for f in DraftItem.FIELDS if f != "loop"}
     copied["loop"] = None if item.loop is None else item.loop.start
     return msgspec.to_builtins(copied)
 

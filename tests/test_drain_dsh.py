@@ -7,7 +7,6 @@ results, steering, compaction and subagent delegations.
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,6 @@ from traceidx.adapters.base import DraftItem, DraftLoop
 from traceidx.adapters.dsh import DshAdapter
 from traceidx.demo.dsh import generate
 from traceidx.sourceio import StreamStats, logical_chunks
-
-DRAFT_ITEM_FIELDS = [f.name for f in dataclasses.fields(DraftItem)]
 
 Record = dict[str, Any]
 T0 = 1786707340000
@@ -63,7 +60,7 @@ def _long_session(root: Path, sessions: int) -> list[Record]:
 
 
 def _item(item: DraftItem) -> Any:
-    copied = {f: getattr(item, f) for f in DRAFT_ITEM_FIELDS if f != "loop"}
+    copied = {f: getattr(item, f) for f in DraftItem.FIELDS if f != "loop"}
     copied["loop"] = None if item.loop is None else item.loop.start
     return msgspec.to_builtins(copied)
 

@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterable, Iterator
 from hashlib import blake2b
 from typing import Any, Protocol
 
-import msgspec
 import xxhash
+
+from traceidx.plain import Plain
 
 FINGERPRINT_ALGORITHM = "xxh3-128"
 LEGACY_ALGORITHM = "blake2b-128"
@@ -60,14 +61,19 @@ def algorithm_of(data: bytes, expected: str) -> str | None:
     return next((name for name, hashed in FINGERPRINTS.items() if hashed(data) == expected), None)
 
 
-class FramedLine(msgspec.Struct, frozen=True, gc=False):
+class FramedLine(Plain):
     """One complete line: position, byte range and fingerprint; `data` unless oversized."""
 
-    position: int
-    start: int
-    end: int
-    fingerprint: str
-    data: bytes | None
+    FIELDS = ("position", "start", "end", "fingerprint", "data")
+
+    def __init__(
+        self, position: int, start: int, end: int, fingerprint: str, data: bytes | None
+    ) -> None:
+        self.position = position
+        self.start = start
+        self.end = end
+        self.fingerprint = fingerprint
+        self.data = data
 
 
 class Framer:

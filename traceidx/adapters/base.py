@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypedDict
 
-import msgspec
 from mypy_extensions import mypyc_attr
 
+from traceidx.plain import Plain
 from traceidx.rules import UsageSample
 
 #: `TypedDict` through a name mypy lets take members built at run time
@@ -53,8 +53,7 @@ class DraftLoop:
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
-@dataclass(slots=True)
-class DraftItem:
+class DraftItem(Plain):
     """An Item under construction.
 
     `value` holds the value Struct's fields; text members (`text`, `summary`) are plain
@@ -64,16 +63,42 @@ class DraftItem:
     the views); `shell_command` is the command text of a declared shell tool.
     """
 
-    role: str
-    strength: str
-    value: dict[str, Any]
-    records: list[int]
-    loop: DraftLoop | None
-    occurred_at: int | None = None
-    call_id: str | None = None
-    output_of: str | None = None
-    session_ref: str | None = None
-    shell_command: str | None = None
+    FIELDS = (
+        "role",
+        "strength",
+        "value",
+        "records",
+        "loop",
+        "occurred_at",
+        "call_id",
+        "output_of",
+        "session_ref",
+        "shell_command",
+    )
+
+    def __init__(
+        self,
+        role: str,
+        strength: str,
+        value: dict[str, Any],
+        records: list[int],
+        loop: DraftLoop | None,
+        occurred_at: int | None = None,
+        call_id: str | None = None,
+        output_of: str | None = None,
+        session_ref: str | None = None,
+        shell_command: str | None = None,
+    ) -> None:
+        self.role = role
+        self.strength = strength
+        self.value = value
+        self.records = records
+        self.loop = loop
+        self.occurred_at = occurred_at
+        self.call_id = call_id
+        self.output_of = output_of
+        self.session_ref = session_ref
+        self.shell_command = shell_command
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -101,11 +126,14 @@ class Draft:
     unknown_types: dict[str, int] = field(default_factory=dict)
 
 
-class RecordFacts(msgspec.Struct, frozen=True, gc=False):
+class RecordFacts(Plain):
     """What an adapter says about one record: the runtime's time and native type."""
 
-    occurred_at: int | None
-    native_type: str | None
+    FIELDS = ("occurred_at", "native_type")
+
+    def __init__(self, occurred_at: int | None, native_type: str | None) -> None:
+        self.occurred_at = occurred_at
+        self.native_type = native_type
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -133,10 +161,25 @@ class Adapter:
         strength: str,
         value: dict[str, Any],
         loop: DraftLoop | None,
-        **links: Any,
+        *,
+        call_id: str | None = None,
+        output_of: str | None = None,
+        session_ref: str | None = None,
+        shell_command: str | None = None,
     ) -> DraftItem:
-        """Draft an item supported by the current record (`links`: DraftItem's link fields)."""
-        item = DraftItem(role, strength, value, [self.position], loop, self.time, **links)
+        """Draft an item supported by the current record (with DraftItem's link fields)."""
+        item = DraftItem(
+            role,
+            strength,
+            value,
+            [self.position],
+            loop,
+            self.time,
+            call_id,
+            output_of,
+            session_ref,
+            shell_command,
+        )
         self.items.append(item)
         return item
 
