@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import CORPUS
 from traceidx.ingest import Settings, ingest
 from traceidx.items import ItemColumns, items_table, value_row
-from traceidx.schema import SHAPE_BY_ROLE, to_table
+from traceidx.schema import SHAPE_BY_ROLE, SHAPES, to_table
 
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
@@ -43,14 +43,11 @@ def test_items_table_equals_encoding_the_item_objects() -> None:
 
 def _assert_grouped_by_shape(table: pa.Table, runs: list[ItemColumns]) -> None:
     """The rows are the runs' rows, run after run; within a run, grouped by the shape of
-    their value (in order of first appearance), in emission order within a shape."""
+    their value (in the schema's order of shapes), in emission order within a shape."""
     expected: list[int] = []
     for run in runs:
-        shapes = [SHAPE_BY_ROLE[role] for role in run.roles]
-        rank: dict[str, int] = {}
-        for shape in shapes:
-            rank.setdefault(shape, len(rank))
-        order = sorted(range(len(run)), key=lambda at: rank[shapes[at]])
+        ranks = [SHAPES.index(SHAPE_BY_ROLE[role]) for role in run.roles]
+        order = sorted(range(len(run)), key=ranks.__getitem__)
         expected += [run.item_ids[at] for at in order]
     assert table["item_id"].to_pylist() == expected
 

@@ -17,7 +17,7 @@ import msgspec
 import pyarrow as pa
 
 from traceidx.model import VALUE_BY_ROLE, Item
-from traceidx.schema import SHAPE_BY_ROLE, semantic_column, table_schema
+from traceidx.schema import SHAPE_BY_ROLE, SHAPES, semantic_column, table_schema
 
 
 def _members(role: str) -> tuple[frozenset[str], frozenset[str], dict[str, Any]]:
@@ -139,41 +139,41 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
         values += run.values
     order = _grouped_by_shape(runs)
     if order is not None:  # long runs of nulls in the other shapes' columns: cheap to encode
-        for name, column in columns.items():
-            columns[name] = [column[at] for at in order]
         roles = [roles[at] for at in order]
         strengths = [strengths[at] for at in order]
         values = [values[at] for at in order]
-    arrays = [
-        semantic_column(roles, strengths, values, f.type)
-        if f.name == "semantic"
-        else pa.array(columns[f.name], f.type)
-        for f in schema
-    ]
+    positions = None if order is None else pa.array(order, pa.int64())
+    arrays = []
+    for f in schema:
+        if f.name == "semantic":
+            arrays.append(semantic_column(roles, strengths, values, f.type))
+        elif positions is None:
+            arrays.append(pa.array(columns[f.name], f.type))
+        else:  # in Arrow: a take costs less than reordering the Python list
+            arrays.append(pa.array(columns[f.name], f.type).take(positions))
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+#: role -> the rank of its value's shape among the schema's shapes
+_SHAPE_RANK = {role: SHAPES.index(shape) for role, shape in SHAPE_BY_ROLE.items()}
 
 
 def _grouped_by_shape(runs: list[ItemColumns]) -> list[int] | None:
     """Row positions in an order that groups each run's items by the shape of their value
-    (shapes by first appearance, items in emission order within one); None if no run mixes
-    shapes. A part's rows then leave each shape's columns null in long stretches, which
+    (in the schema's order of shapes; in emission order within a shape); None if no run
+    mixes shapes. A part's rows then leave each shape's columns null in long stretches, which
     Parquet encodes in about 27% less time (and 7% fewer bytes) than rows in emission order.
     Rows never leave their run, so a source's rows stay together."""
     order: list[int] = []
     mixed = False
     at = 0
     for run in runs:
-        groups: dict[str, list[int]] = {}
+        groups: list[list[int]] = [[] for _ in SHAPES]
         for role in run.roles:
-            shape = SHAPE_BY_ROLE[role]
-            rows = groups.get(shape)
-            if rows is None:
-                groups[shape] = [at]
-            else:
-                rows.append(at)
+            groups[_SHAPE_RANK[role]].append(at)
             at += 1
-        if len(groups) > 1:
-            mixed = True
-        for rows in groups.values():
+        filled = [rows for rows in groups if rows]
+        mixed = mixed or len(filled) > 1
+        for rows in filled:
             order += rows
     return order if mixed else None
