@@ -1,7 +1,7 @@
 """Build hook: compiles the per-line modules with mypyc when it can, else installs pure Python.
 
 Every module in `COMPILED` stays an ordinary, importable Python file; mypyc turns it into a C
-extension that is imported in its place (about 13% less worker CPU per line). Set
+extension that is imported in its place (about a quarter less CPU per build). Set
 ``TRACEIDX_PURE=1`` to skip compilation (editable development installs do: an extension would
 shadow edits to its source). If mypyc or a C compiler is missing or fails, the install goes on
 without extensions and says so: the pure modules behave identically, only slower.
