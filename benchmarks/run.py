@@ -152,8 +152,8 @@ def parallel_baseline(files: list[Path], jobs: int) -> dict[str, float]:
 def settle() -> None:
     """Write back every dirty page before a measurement starts, so that the kernel's flushing
     of what an earlier step wrote (the corpora just generated, a dataset) does not run, on
-    the same cores, inside it: without it, the first cold builds after generating the corpora
-    ran up to 10% slower than the last ones of the same run."""
+    the same cores, inside it (before, the first cold builds after generating the corpora had
+    run up to 10% slower than the last ones of the same run)."""
     os.sync()
 
 
