@@ -60,6 +60,19 @@ def decoded_records(path: Path) -> list[tuple[int, list[Any]]]:
     return out
 
 
+def item_snapshot(item: DraftItem) -> Any:
+    """A draft item as builtins, its loop by start position (a copy taken the moment it is
+    drained, to compare with what the adapter holds later)."""
+    copied = {f: getattr(item, f) for f in DraftItem.FIELDS if f != "loop"}
+    copied["loop"] = None if item.loop is None else item.loop.start
+    return msgspec.to_builtins(copied)
+
+
+def loop_snapshot(loop: DraftLoop) -> Any:
+    """A draft loop as builtins."""
+    return msgspec.to_builtins(loop)
+
+
 @dataclass
 class Drained:
     """What `drain_while_reading` saw: the drafts drained and the most items the adapter held

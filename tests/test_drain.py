@@ -16,9 +16,9 @@ import msgspec
 import pytest
 
 from tests.conftest import CORPUS
-from tests.facts import decoded_records
+from tests.facts import decoded_records, item_snapshot, loop_snapshot
 from traceidx.adapters import detect
-from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop
+from traceidx.adapters.base import Adapter, Draft
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,16 +40,6 @@ def _files() -> list[tuple[str, Path]]:
 FILES = _files()
 
 
-def _item(item: DraftItem) -> dict[str, Any]:
-    copied = {f: getattr(item, f) for f in DraftItem.FIELDS if f != "loop"}
-    copied["loop"] = None if item.loop is None else item.loop.start
-    return msgspec.to_builtins(copied)
-
-
-def _loop(loop: DraftLoop) -> Any:
-    return msgspec.to_builtins(loop)
-
-
 def _run(cls: type[Adapter], values: list[tuple[int, list[Any]]], drain: bool) -> Any:
     adapter = cls()
     loops: list[Any] = []
@@ -59,11 +49,11 @@ def _run(cls: type[Adapter], values: list[tuple[int, list[Any]]], drain: bool) -
             adapter.feed(position, obj)
         if drain:
             got_loops, got_items = adapter.drain()
-            loops += [_loop(x) for x in got_loops]
-            items += [_item(x) for x in got_items]
+            loops += [loop_snapshot(x) for x in got_loops]
+            items += [item_snapshot(x) for x in got_items]
     draft: Draft = adapter.finish()
-    loops += [_loop(x) for x in draft.loops]
-    items += [_item(x) for x in draft.items]
+    loops += [loop_snapshot(x) for x in draft.loops]
+    items += [item_snapshot(x) for x in draft.items]
     session = msgspec.to_builtins(draft.session) if draft.session is not None else None
     return session, loops, items, dict(draft.unknown_types)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from traceidx.adapters.base import DraftItem, DraftLoop
+from tests.facts import item_snapshot, loop_snapshot
 from traceidx.adapters.dsh import DshAdapter
 from traceidx.demo.dsh import generate
 from traceidx.sourceio import StreamStats, logical_chunks
@@ -59,16 +59,6 @@ def _long_session(root: Path, sessions: int) -> list[Record]:
     return out
 
 
-def _item(item: DraftItem) -> Any:
-    copied = {f: getattr(item, f) for f in DraftItem.FIELDS if f != "loop"}
-    copied["loop"] = None if item.loop is None else item.loop.start
-    return msgspec.to_builtins(copied)
-
-
-def _loop(loop: DraftLoop) -> Any:
-    return msgspec.to_builtins(loop)
-
-
 def _run(records: list[Record], drain: bool) -> tuple[list[Any], list[Any], int, int]:
     """(loops, items, items drained before finish, most items held at once)."""
     adapter = DshAdapter()
@@ -80,12 +70,12 @@ def _run(records: list[Record], drain: bool) -> tuple[list[Any], list[Any], int,
         held = max(held, len(adapter.items))
         if drain:
             got_loops, got_items = adapter.drain()
-            loops += [_loop(x) for x in got_loops]
-            items += [_item(x) for x in got_items]
+            loops += [loop_snapshot(x) for x in got_loops]
+            items += [item_snapshot(x) for x in got_items]
     drained = len(items)
     draft = adapter.finish()
-    loops += [_loop(x) for x in draft.loops]
-    items += [_item(x) for x in draft.items]
+    loops += [loop_snapshot(x) for x in draft.loops]
+    items += [item_snapshot(x) for x in draft.items]
     return loops, items, drained, held
 
 
