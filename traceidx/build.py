@@ -228,8 +228,11 @@ class Batch:
 
 #: first-generation threshold of the garbage collector during a build: reading a source makes
 #: millions of short-lived containers that refcounting frees (no cycles), and at CPython's
-#: default of 700 the collector's passes over them took about 8% of the CPU
-GC_THRESHOLD = 50_000
+#: default of 700 the collector's passes over them took about 8% of the CPU. The threshold
+#: counts containers made and not yet freed: a batch's rows keep about 50,000 alive until it
+#: is spooled, so at 50,000 each batch paid passes over its own rows (1.5% of a worker's CPU);
+#: at 200,000 a pass is rare, and at most that many containers of cyclic garbage wait for one
+GC_THRESHOLD = 200_000
 
 
 def _arrow_pool() -> pa.MemoryPool:

@@ -43,9 +43,9 @@ def value_row(role: str, value: dict[str, Any]) -> dict[str, Any]:
         members, required, defaults = _MEMBERS[role]
     except KeyError:
         raise ValueError(f"unknown role {role!r}") from None
-    keys = value.keys()
-    if not keys <= members or not required <= keys:
-        unknown, missing = sorted(keys - members), sorted(required.difference(keys))
+    # loops, not set operators on the keys view: this runs once per item
+    if any(key not in members for key in value) or any(key not in value for key in required):
+        unknown, missing = sorted(value.keys() - members), sorted(required.difference(value))
         raise ValueError(f"{role} value: unknown members {unknown}, missing members {missing}")
     return {**defaults, **value} if defaults else value
 

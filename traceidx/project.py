@@ -29,7 +29,6 @@ from traceidx.rules import sum_usage
 from traceidx.shell import parse_shell
 from traceidx.text import DEFAULT_TEXT_LIMIT, text_row
 
-_TEXT_MEMBERS = ("text", "summary")
 _SESSION_REF_MEMBER = {
     "agent.delegation": "child_session_id",
     "subagent.activity": "subagent_session_id",
@@ -249,10 +248,13 @@ def _semantic(
 ) -> tuple[str, dict[str, Any], int | None]:
     """The item's role and value (as builtins), and the id of the Session it links to (if
     its role links one)."""
-    value: dict[str, Any] = {k: v for k, v in draft.value.items() if v is not None}
-    for member in _TEXT_MEMBERS:
-        if isinstance(value.get(member), str):
-            value[member] = text_row(value[member], limit)
+    value: dict[str, Any] = {}
+    for key, member in draft.value.items():  # one pass: None members left out, texts bounded
+        if member is None:
+            continue
+        if (key == "text" or key == "summary") and isinstance(member, str):
+            member = text_row(member, limit)
+        value[key] = member
     role = draft.role
     if draft.output_of is not None and draft.output_of in calls:
         value["call_item_id"] = calls[draft.output_of]

@@ -197,41 +197,47 @@ class _Walk:
         self._keys: dict[int, int] = {}  # pipeline node id -> key of the pipeline it joins
 
     def run(self, root: Node) -> None:
-        """Walk the tree without recursion (input nesting is unbounded)."""
+        """Walk the tree without recursion (input nesting is unbounded). Leaves (tokens and
+        words) are not visited: a statement is never a leaf, so none is below one."""
         stack: list[tuple[Node, _Context]] = [(root, _ROOT)]
         while stack:
             node, context = stack.pop()
-            if node.is_named and node.type in STATEMENT_KINDS and not _function_body(node):
+            kind = node.type  # made once per node: each read builds a new string
+            if kind in STATEMENT_KINDS and node.is_named and not _function_body(node, kind):
                 self.found.append(_Found(node, node.start_byte, context))
                 context = context._replace(parent=len(self.found) - 1)
             children = node.children
-            if children:
-                contexts = self._child_contexts(node, children, context)
-                stack.extend(reversed(list(zip(children, contexts, strict=True))))
+            inner = [index for index, child in enumerate(children) if child.child_count]
+            if inner:
+                stack.extend(reversed(self._child_contexts(node, kind, children, context, inner)))
 
     def _child_contexts(
-        self, node: Node, children: list[Node], context: _Context
-    ) -> list[_Context]:
-        """The contexts of `node`'s children."""
-        connectors = _child_connectors(node, children, context.connector)
-        pipelines = self._child_pipelines(node, children, context.pipeline)
-        suffix_index, suffix = _child_suffix(node, children, context.suffix)
+        self, node: Node, kind: str, children: list[Node], context: _Context, inner: list[int]
+    ) -> list[tuple[Node, _Context]]:
+        """The children of `node` at the indices `inner`, with their contexts (which depend
+        on all of `node`'s children)."""
+        connectors = _child_connectors(kind, children, context.connector, node)
+        pipelines = self._child_pipelines(node, kind, children, context.pipeline)
+        suffix_index, suffix = _child_suffix(node, kind, children, context.suffix)
         return [
-            _Context(
-                parent=context.parent,
-                connector=connectors[index],
-                pipeline=pipelines[index],
-                suffix=suffix if index == suffix_index else (),
+            (
+                children[index],
+                _Context(
+                    parent=context.parent,
+                    connector=connectors[index],
+                    pipeline=pipelines[index],
+                    suffix=suffix if index == suffix_index else (),
+                ),
             )
-            for index in range(len(children))
+            for index in inner
         ]
 
     def _child_pipelines(
-        self, node: Node, children: list[Node], inherited: tuple[int, int] | None
+        self, node: Node, kind: str, children: list[Node], inherited: tuple[int, int] | None
     ) -> list[tuple[int, int] | None]:
         """Pipeline membership of each child: the nearest pipeline ancestor wins."""
         members = [inherited] * len(children)
-        if node.type == "pipeline":
+        if kind == "pipeline":
             key = self._keys.pop(node.id, node.id)
             starts = self.stages.setdefault(key, [])
             for index, child in enumerate(children):
@@ -243,7 +249,7 @@ class _Walk:
                 else:
                     starts.append(child.start_byte)
                     members[index] = (key, child.start_byte)
-        elif node.type == "redirected_statement":
+        elif kind == "redirected_statement":
             self._join_heredoc_pipeline(node, children, members)
         return members
 
@@ -267,14 +273,12 @@ class _Walk:
             members[body_index] = (tail.id, body.start_byte)
 
 
-def _function_body(node: Node) -> bool:
+def _function_body(node: Node, kind: str) -> bool:
     """A function's ``{ … }`` body (the function definition is the statement)."""
+    if kind != "compound_statement":
+        return False
     parent = node.parent
-    return (
-        node.type == "compound_statement"
-        and parent is not None
-        and (parent.type == "function_definition")
-    )
+    return parent is not None and parent.type == "function_definition"
 
 
 def _is_stage(child: Node) -> bool:
@@ -315,7 +319,7 @@ def _starts_with_pipe(pipeline: Node) -> bool:
 
 
 def _child_suffix(
-    node: Node, children: list[Node], suffix: tuple[Node, ...]
+    node: Node, kind: str, children: list[Node], suffix: tuple[Node, ...]
 ) -> tuple[int | None, tuple[Node, ...]]:
     """Which child the redirects written after `node` belong to, and those redirects.
 
@@ -323,7 +327,6 @@ def _child_suffix(
     hands them to its last stage (fix: the grammar binds ``a | b > f`` to the pipeline); a
     list hands them to its last command (fix, as bash binds ``a && b > f``: to ``b``).
     """
-    kind = node.type
     if kind == "redirected_statement":
         redirects = tuple(c for c in children if c.type in _REDIRECT_KINDS)
         return _body_index(node, children), redirects + suffix
@@ -333,9 +336,10 @@ def _child_suffix(
     return None, ()
 
 
-def _child_connectors(node: Node, children: list[Node], inherited: str | None) -> list[str | None]:
-    """How each child joins the previous statement (None = first)."""
-    kind = node.type
+def _child_connectors(
+    kind: str, children: list[Node], inherited: str | None, node: Node
+) -> list[str | None]:
+    """How each child of `node` (of type `kind`) joins the previous statement (None = first)."""
     if kind == "list":
         return _list_connectors(children, inherited)
     if kind in _TRANSPARENT_KINDS:
