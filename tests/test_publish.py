@@ -50,6 +50,29 @@ def test_rebuilding_gives_identical_contents_and_ids(tmp_path: Path) -> None:
     assert parts and {p[:11] for p in parts} == {"part-000001", "part-000002"}
 
 
+def test_parts_keep_statistics_where_they_prune_and_none_for_free_text(
+    corpus_dataset: Path,
+) -> None:
+    """Ids, positions, times and categories keep min/max (readers skip row groups by them);
+    texts, argument strings and fingerprints do not (no query is pruned by them)."""
+    manifest = read_manifest(corpus_dataset)
+    assert manifest is not None
+    seen: dict[str, bool] = {}
+    for files in manifest["tables"].values():
+        for f in files:
+            meta = pq.ParquetFile(corpus_dataset / f).metadata
+            for g in range(meta.num_row_groups):
+                for c in range(meta.num_columns):
+                    column = meta.row_group(g).column(c)
+                    stats = column.statistics
+                    has = stats is not None and stats.has_min_max
+                    seen[column.path_in_schema] = seen.get(column.path_in_schema, False) or has
+    assert seen["item_id"] and seen["occurred_at"] and seen["record_id"]
+    assert seen["semantic.role"] and seen["source_position"]
+    assert not seen["semantic.tool_output.text.value"] and not seen["fingerprint"]
+    assert not seen["semantic.tool_call.arguments"]
+
+
 def test_views_match_the_derived_schema(corpus_dataset: Path) -> None:
     con = connect(corpus_dataset)
     for table in TABLES:

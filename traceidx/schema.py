@@ -98,26 +98,44 @@ def table_schema(table: str) -> pa.Schema:
     return pa.schema(fields)
 
 
-#: string leaves that hold free text or unique values: dictionary encoding only costs there
+#: string leaves that hold free text or unique values: dictionary encoding only costs there,
+#: and their min/max statistics prune nothing
 _FREE_TEXT = frozenset({"value", "arguments", "fingerprint", "native_id", "locator", "element"})
 
 
-def _string_leaves(t: pa.DataType, path: str) -> list[str]:
+def _leaves(t: pa.DataType, path: str) -> list[tuple[str, pa.DataType]]:
+    """The Parquet column paths of the leaves under a field, with their types."""
     if pa.types.is_struct(t):
-        return [leaf for f in t for leaf in _string_leaves(f.type, f"{path}.{f.name}")]
+        return [leaf for f in t for leaf in _leaves(f.type, f"{path}.{f.name}")]
     if pa.types.is_list(t):
-        return _string_leaves(t.value_type, f"{path}.list.element")
-    return [path] if pa.types.is_string(t) else []
+        return _leaves(t.value_type, f"{path}.list.element")
+    return [(path, t)]
+
+
+def _free_text(path: str, t: pa.DataType) -> bool:
+    return pa.types.is_string(t) and path.rsplit(".", 1)[-1] in _FREE_TEXT
 
 
 @cache
 def dictionary_columns(table: str) -> tuple[str, ...]:
     """The Parquet column paths of a table worth dictionary encoding (categorical strings)."""
     return tuple(
-        leaf
+        path
         for f in table_schema(table)
-        for leaf in _string_leaves(f.type, f.name)
-        if leaf.rsplit(".", 1)[-1] not in _FREE_TEXT
+        for path, t in _leaves(f.type, f.name)
+        if pa.types.is_string(t) and not _free_text(path, t)
+    )
+
+
+@cache
+def statistics_columns(table: str) -> tuple[str, ...]:
+    """The Parquet column paths of a table that get min/max statistics: all but free text
+    (min/max of texts prune no query, yet cost time to compute and bytes in every footer)."""
+    return tuple(
+        path
+        for f in table_schema(table)
+        for path, t in _leaves(f.type, f.name)
+        if not _free_text(path, t)
     )
 
 

@@ -34,9 +34,9 @@ import pyarrow.parquet as pq
 
 from traceidx.dataset import MAX_BUCKETS, STAGING_PREFIX, Partition
 from traceidx.encode import ID_COLUMNS, check_ids, id_column
-from traceidx.schema import dictionary_columns, table_schema
+from traceidx.schema import dictionary_columns, statistics_columns, table_schema
 
-PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd", "write_statistics": True}
+PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd"}
 #: a row group of a written part holds about this many bytes of Arrow data
 ROW_GROUP_BYTES = 64 << 20
 #: rows read at a time from a previous part
@@ -225,7 +225,11 @@ class PartWriter:
         self.target = stage.dataset / self.relative
         self.transform = transform
         self.group_bytes = group_bytes
-        self.options = {**PARQUET_OPTIONS, "use_dictionary": list(dictionary_columns(table))}
+        self.options = {
+            **PARQUET_OPTIONS,
+            "use_dictionary": list(dictionary_columns(table)),
+            "write_statistics": list(statistics_columns(table)),
+        }
         self.writer: pq.ParquetWriter | None = None
         self.group: list[pa.Table] = []
         self.size = 0
