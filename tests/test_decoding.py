@@ -25,9 +25,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import traceidx
+from tests.conftest import corpus_path, patches_module_functions
 from tests.mutation import recognised_files, write_variants
+from traceidx import ingest as ingest_module
 from traceidx.adapters import adapters, detect
 from traceidx.adapters.base import Adapter
+from traceidx.adapters.claude_code import ClaudeCodeAdapter
 from traceidx.ingest import Settings, ingest, record_decoder
 from traceidx.sourceio import valid_utf8
 
@@ -177,3 +180,28 @@ def test_valid_utf8_agrees_with_python(data: bytes) -> None:
     except UnicodeDecodeError:
         expected = False
     assert valid_utf8(data) is expected
+
+
+@patches_module_functions
+def test_the_lines_after_the_deciding_ones_are_decoded_narrowly_in_the_same_chunk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file smaller than a chunk: its leading lines are decoded whole (to choose the
+    adapter), every later line by the adapter's decoder (it was decoded whole until the next
+    chunk, that is, in most files not at all)."""
+    folder = corpus_path("generated", "claude", "s1-garnet")
+    path = next(p for p in sorted(folder.rglob("*.jsonl")) if len(p.read_bytes()) > 20_000)
+    lines = path.read_bytes().count(b"\n")
+    assert lines > 32 and len(path.read_bytes()) < ingest_module.CHUNK_BYTES
+    narrow = record_decoder(ClaudeCodeAdapter)
+    decoded: list[bytes] = []
+
+    class Spy:
+        def decode(self, data: bytes) -> Any:
+            decoded.append(data)
+            return narrow.decode(data)
+
+    monkeypatch.setitem(ingest_module._DECODERS, ClaudeCodeAdapter, Spy())
+    result = ingest(str(path), Settings())
+    assert result.state == "indexed" and result.record_count == lines
+    assert len(decoded) == lines - 32

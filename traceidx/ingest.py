@@ -286,7 +286,10 @@ class _Run:
         decode, record = (self.decoder if utf8 else _DECODE).decode, self.record
         for line in lines:
             if self.undecided or line.data is None:
+                undecided = self.undecided
                 self.line(line)
+                if undecided and not self.undecided and utf8:  # decided on this line: the
+                    decode = self.decoder.decode  # rest of the chunk goes to the adapter's
                 continue
             try:
                 obj = decode(line.data)
