@@ -67,10 +67,6 @@ _MAX_MINUTES = 1 << 16
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECOND = timedelta(milliseconds=1)
 
-#: days in each month of a common year
-_MONTH_DAYS: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
 def _usual_ms(value: str) -> i64:
     """Epoch ms of a 24-character ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (a year from 1970 on), by
     integer arithmetic on native 64-bit integers; -1 when `value` is not exactly that or names
@@ -96,15 +92,20 @@ def _usual_ms(value: str) -> i64:
     milli = _digits(data, 20, 23)
     if year < 1970 or not 1 <= month <= 12 or day < 1 or milli < 0:
         return -1
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    if day > _MONTH_DAYS[month - 1] + (1 if month == 2 and leap else 0):
+    if month == 2:
+        leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+        last: i64 = 29 if leap else 28
+    else:
+        last = 30 if month == 4 or month == 6 or month == 9 or month == 11 else 31
+    if day > last:
         return -1
     if not 0 <= hour <= 23 or not 0 <= minute <= 59 or not 0 <= second <= 59:
         return -1
     # days since 1970-01-01 of the civil date (a year counted from March, so that the leap
     # day falls last)
     shifted: i64 = year - 1 if month <= 2 else year
-    era, of_era = shifted // 400, shifted % 400
+    era = shifted // 400
+    of_era = shifted - era * 400
     of_year = (153 * (month - 3 if month > 2 else month + 9) + 2) // 5 + day - 1
     of_cycle = of_era * 365 + of_era // 4 - of_era // 100 + of_year
     days = era * 146097 + of_cycle - 719468
