@@ -67,6 +67,7 @@ _MAX_MINUTES = 1 << 16
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECOND = timedelta(milliseconds=1)
 
+
 def _usual_ms(value: str) -> i64:
     """Epoch ms of a 24-character ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (a year from 1970 on), by
     integer arithmetic on native 64-bit integers; -1 when `value` is not exactly that or names
