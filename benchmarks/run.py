@@ -91,10 +91,14 @@ QUERIES = {
 CCUSAGE = "ccusage@20.0.24"
 
 # Peak memory: the build process's own high-water mark (VmHWM, which exec resets, unlike
-# ru_maxrss) and the largest worker's ru_maxrss.
+# ru_maxrss) and the largest worker's ru_maxrss. The child sets up its process as the
+# `traceidx build` command does (`traceidx.process.configure`) and times the build alone,
+# without the interpreter's start.
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
+from traceidx.process import configure
+configure()
 from traceidx.build import build
 start = time.perf_counter()
 report = build([Path(sys.argv[1])], Path(sys.argv[2]), jobs=int(sys.argv[3]))

@@ -23,6 +23,7 @@ from traceidx import __version__, compiled
 from traceidx.dataset import DatasetError, DatasetLocked, default_dataset, read_manifest
 from traceidx.frame import algorithm_of
 from traceidx.model import RUNTIMES
+from traceidx.process import configure
 from traceidx.reports import PERIODS, REPORTS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
@@ -512,6 +513,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
+    configure()  # before anything loads Arrow
     parser = _parser()
     try:
         args = parser.parse_args(argv)
