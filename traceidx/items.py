@@ -11,6 +11,7 @@ value Struct, every required one present, defaults filled in.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 import msgspec
@@ -59,6 +60,7 @@ class ItemColumns:
         "loop_ids",
         "loop_positions",
         "occurred_at",
+        "record_counts",
         "record_ids",
         "roles",
         "session_id",
@@ -71,7 +73,8 @@ class ItemColumns:
         self.session_id = session_id
         self.source_id = source_id
         self.item_ids: list[int] = []
-        self.record_ids: list[list[int]] = []
+        self.record_ids: list[int] = []  # every item's supporting records, one after another
+        self.record_counts: list[int] = []  # how many of them are each item's
         self.roles: list[str] = []
         self.strengths: list[str] = []
         self.values: list[dict[str, Any]] = []
@@ -85,13 +88,14 @@ class ItemColumns:
 
     def objects(self) -> list[Item]:
         """The domain objects these columns describe."""
+        ends = list(accumulate(self.record_counts))
         return [
             msgspec.convert(
                 {
                     "item_id": self.item_ids[i],
                     "session_id": self.session_id,
                     "source_id": self.source_id,
-                    "record_ids": self.record_ids[i],
+                    "record_ids": self.record_ids[ends[i] - self.record_counts[i] : ends[i]],
                     "semantic": {
                         "role": self.roles[i],
                         "evidence_strength": self.strengths[i],
@@ -115,7 +119,6 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
         "item_id": [],
         "session_id": [],
         "source_id": [],
-        "record_ids": [],
         "loop_id": [],
         "loop_position": [],
         "occurred_at": [],
@@ -124,12 +127,15 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
     roles: list[str] = []
     strengths: list[str] = []
     values: list[dict[str, Any]] = []
+    record_ids: list[int] = []
+    record_counts: list[int] = [0]  # then each item's count: offsets once accumulated
     for run in runs:
         count = len(run)
         columns["item_id"] += run.item_ids
         columns["session_id"] += [run.session_id] * count
         columns["source_id"] += [run.source_id] * count
-        columns["record_ids"] += run.record_ids
+        record_ids += run.record_ids
+        record_counts += run.record_counts
         columns["loop_id"] += run.loop_ids
         columns["loop_position"] += run.loop_positions
         columns["occurred_at"] += run.occurred_at
@@ -147,6 +153,10 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
     for f in schema:
         if f.name == "semantic":
             arrays.append(semantic_column(roles, strengths, values, f.type))
+        elif f.name == "record_ids":  # one flat list and offsets, not a list per item
+            offsets = pa.array(accumulate(record_counts), pa.int32())
+            supported = pa.ListArray.from_arrays(offsets, pa.array(record_ids, pa.int64()))
+            arrays.append(supported if positions is None else supported.take(positions))
         elif positions is None:
             arrays.append(pa.array(columns[f.name], f.type))
         else:  # in Arrow: a take costs less than reordering the Python list

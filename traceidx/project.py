@@ -205,7 +205,8 @@ class Projector:
                 calls[draft.call_id] = item_id
         rid, known = self.rid, self.record_ids()
         runtime, limit = self.runtime, self.text_limit
-        record_ids, roles, strengths, values = out.record_ids, out.roles, out.strengths, out.values
+        record_ids, record_counts = out.record_ids, out.record_counts
+        roles, strengths, values = out.roles, out.strengths, out.values
         loop_ids, loop_positions = out.loop_ids, out.loop_positions
         loop_start, loop_id = -1, 0  # items of a loop come together: its id is kept
         for draft in drafts:
@@ -222,9 +223,12 @@ class Projector:
                 loop_positions.append(position)
             records = draft.records
             if len(records) == 1:
-                record_ids.append([rid(records[0], known)])
+                record_ids.append(rid(records[0], known))
+                record_counts.append(1)
             else:
-                record_ids.append([rid(p, known) for p in sorted(set(records))])
+                supporting = sorted(set(records))
+                record_ids.extend([rid(p, known) for p in supporting])
+                record_counts.append(len(supporting))
             role, value, linked = _semantic(draft, calls, runtime, limit)
             roles.append(role)
             strengths.append(draft.strength)
