@@ -20,15 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from hashlib import blake2b
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import xxhash
 
 from traceidx.plain import Plain
 
-FINGERPRINT_ALGORITHM = "xxh3-128"
-LEGACY_ALGORITHM = "blake2b-128"
-DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
+FINGERPRINT_ALGORITHM: Final = "xxh3-128"
+LEGACY_ALGORITHM: Final = "blake2b-128"
+DEFAULT_MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
 
 
 class _Hasher(Protocol):
@@ -41,13 +41,13 @@ def _blake2b_128(data: bytes) -> _Hasher:
 
 
 #: fingerprint algorithm -> the fingerprint of a record's bytes under it
-FINGERPRINTS: dict[str, Callable[[bytes], str]] = {
+FINGERPRINTS: Final[dict[str, Callable[[bytes], str]]] = {
     FINGERPRINT_ALGORITHM: xxhash.xxh3_128_hexdigest,
     LEGACY_ALGORITHM: lambda data: _blake2b_128(data).hexdigest(),
 }
 #: fingerprint algorithm -> a streaming hasher of it, seeded with the first bytes (for
 #: oversized lines)
-HASHERS: dict[str, Callable[[bytes], _Hasher]] = {
+HASHERS: Final[dict[str, Callable[[bytes], _Hasher]]] = {
     FINGERPRINT_ALGORITHM: xxhash.xxh3_128,
     LEGACY_ALGORITHM: _blake2b_128,
 }

@@ -23,16 +23,17 @@ from __future__ import annotations
 from array import array
 from functools import lru_cache
 from hashlib import blake2b
+from typing import Final
 
 import numpy as np
 
 #: the id scheme (a dataset built under another one is re-projected)
-ID_SCHEME = "blake2b64-splitmix63-records-items"
-_MASK = (1 << 63) - 1
+ID_SCHEME: Final = "blake2b64-splitmix63-records-items"
+_MASK: Final = (1 << 63) - 1
 #: SplitMix64's increment and output mix
-_GAMMA = 0x9E3779B97F4A7C15
-_MIX1 = 0xBF58476D1CE4E5B9
-_MIX2 = 0x94D049BB133111EB
+_GAMMA: Final = 0x9E3779B97F4A7C15
+_MIX1: Final = 0xBF58476D1CE4E5B9
+_MIX2: Final = 0x94D049BB133111EB
 
 
 def _h(*parts: object) -> int:
@@ -49,9 +50,9 @@ def _digest(data: bytes) -> int:
 
 
 #: an item's ordinal takes this many low bits of its stream number
-_ORDINAL_BITS = 16
+_ORDINAL_BITS: Final = 16
 #: at most this many ids are computed one by one rather than through numpy
-_FEW = 16
+_FEW: Final = 16
 
 
 @lru_cache(maxsize=1024)

@@ -24,7 +24,7 @@ import os
 import pickle
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 from mypy_extensions import mypyc_attr
@@ -43,9 +43,9 @@ from traceidx.sync import head_digest, head_fingerprint
 from traceidx.text import DEFAULT_TEXT_LIMIT
 
 State = Literal["indexed", "skipped", "failed"]
-_DECODE = msgspec.json.Decoder()
+_DECODE: Final = msgspec.json.Decoder()
 #: each adapter's decoder of its records (`Adapter.record_type`), by adapter
-_DECODERS: dict[type[Adapter], msgspec.json.Decoder[Any]] = {}
+_DECODERS: Final[dict[type[Adapter], msgspec.json.Decoder[Any]]] = {}
 
 
 def record_decoder(adapter: type[Adapter]) -> msgspec.json.Decoder[Any]:
@@ -58,16 +58,16 @@ def record_decoder(adapter: type[Adapter]) -> msgspec.json.Decoder[Any]:
     return decoder
 
 
-_NO_FACTS = RecordFacts(None, None)
+_NO_FACTS: Final = RecordFacts(None, None)
 #: damaged lines reported one by one per source (all are counted in the manifest)
-MAX_LINE_WARNINGS = 5
+MAX_LINE_WARNINGS: Final = 5
 #: with a sink, the adapter is drained every this many records...
 DRAIN_EVERY = 512
 #: ...and pending rows are handed over once the lines behind them reach this many bytes
 FLUSH_BYTES = 32 << 20
 
 #: the records of a source that has none to publish (never appended to)
-_NO_RECORDS = RecordColumns(0, SourceKeys())
+_NO_RECORDS: Final = RecordColumns(0, SourceKeys())
 
 #: receives rows of a source as they settle: domain objects by table
 RowSink = Callable[[dict[str, list[Any]]], None]
@@ -190,6 +190,7 @@ class _Run:
         self.items: list[ItemColumns] = []  # runs of projected items not handed over yet
         self.pending_bytes = 0
         self.since_drain = 0
+        self.drain_every = DRAIN_EVERY  # read once: a module global costs a lookup per read
 
     def restore(self, checkpoint: Checkpoint) -> Framer:
         """Continue from a checkpoint; the framer to feed the lines after it."""
@@ -363,7 +364,7 @@ class _Run:
         if self.sink is not None:
             self.pending_bytes += line.end - line.start
             self.since_drain += 1
-            if self.since_drain >= DRAIN_EVERY:
+            if self.since_drain >= self.drain_every:
                 self.drain()
 
 

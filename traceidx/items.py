@@ -12,7 +12,7 @@ value Struct, every required one present, defaults filled in.
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 import pyarrow as pa
@@ -33,7 +33,7 @@ def _members(role: str) -> tuple[frozenset[str], frozenset[str], dict[str, Any]]
 
 
 #: role -> (its value's members, the required ones, the defaults that are not None)
-_MEMBERS = {role: _members(role) for role in VALUE_BY_ROLE}
+_MEMBERS: Final = {role: _members(role) for role in VALUE_BY_ROLE}
 
 
 def value_row(role: str, value: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +165,7 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
 
 
 #: role -> the rank of its value's shape among the schema's shapes
-_SHAPE_RANK = {role: SHAPES.index(shape) for role, shape in SHAPE_BY_ROLE.items()}
+_SHAPE_RANK: Final = {role: SHAPES.index(shape) for role, shape in SHAPE_BY_ROLE.items()}
 
 
 def _grouped_by_shape(runs: list[ItemColumns]) -> list[int] | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -29,7 +29,7 @@ from traceidx.rules import sum_usage
 from traceidx.shell import parse_shell
 from traceidx.text import DEFAULT_TEXT_LIMIT, text_row
 
-_SESSION_REF_MEMBER = {
+_SESSION_REF_MEMBER: Final = {
     "agent.delegation": "child_session_id",
     "subagent.activity": "subagent_session_id",
     "subagent.report": "source_session_id",

@@ -18,6 +18,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Collection, Sequence
 from hashlib import blake2b
+from typing import Final
 
 import numpy as np
 import pyarrow as pa
@@ -28,8 +29,8 @@ from traceidx.model import ByteRange, Record
 from traceidx.schema import table_schema
 
 #: `occurred_at` of a record the runtime wrote no time on
-NO_TIME = -(1 << 63)
-_FINGERPRINT_CHARS = 32
+NO_TIME: Final = -(1 << 63)
+_FINGERPRINT_CHARS: Final = 32
 
 
 class SourceKeys:

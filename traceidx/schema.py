@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 import msgspec.inspect as mi
@@ -21,7 +21,7 @@ import pyarrow as pa
 from traceidx import model
 
 #: Value Struct -> the name of its child in the stored `semantic` struct.
-SHAPE_OF: dict[type[msgspec.Struct], str] = {}
+SHAPE_OF: Final[dict[type[msgspec.Struct], str]] = {}
 for _role_type in model.ROLE_TYPES:
     _value_type = _role_type.__annotations__["value"]
     _value_cls = getattr(model, _value_type) if isinstance(_value_type, str) else _value_type
@@ -29,12 +29,12 @@ for _role_type in model.ROLE_TYPES:
     SHAPE_OF[_value_cls] = _name or re.sub(r"(?<!^)(?=[A-Z])", "_", _value_cls.__name__).lower()
 
 #: role name -> shape child name
-SHAPE_BY_ROLE: dict[str, str] = {
+SHAPE_BY_ROLE: Final[dict[str, str]] = {
     model.role_of(t): SHAPE_OF[_v]
     for t in model.ROLE_TYPES
     for _v in [getattr(model, t.__annotations__["value"])]
 }
-SHAPES: tuple[str, ...] = tuple(dict.fromkeys(SHAPE_OF.values()))
+SHAPES: Final[tuple[str, ...]] = tuple(dict.fromkeys(SHAPE_OF.values()))
 
 
 def _arrow(t: mi.Type) -> pa.DataType:
@@ -100,7 +100,9 @@ def table_schema(table: str) -> pa.Schema:
 
 #: string leaves that hold free text or unique values: dictionary encoding only costs there,
 #: and their min/max statistics prune nothing
-_FREE_TEXT = frozenset({"value", "arguments", "fingerprint", "native_id", "locator", "element"})
+_FREE_TEXT: Final = frozenset(
+    {"value", "arguments", "fingerprint", "native_id", "locator", "element"}
+)
 
 
 def _leaves(t: pa.DataType, path: str) -> list[tuple[str, pa.DataType]]:

@@ -51,7 +51,7 @@ reproduce its 34 recorded expectations exactly. Decisions:
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
@@ -68,9 +68,9 @@ from traceidx.text import DEFAULT_TEXT_LIMIT, text_content
 
 __all__ = ["MAX_STATEMENTS", "STATEMENT_KINDS", "parse_shell"]
 
-MAX_STATEMENTS = 512
+MAX_STATEMENTS: Final = 512
 
-STATEMENT_KINDS = frozenset(
+STATEMENT_KINDS: Final = frozenset(
     {
         "command",
         "variable_assignment",
@@ -87,17 +87,17 @@ STATEMENT_KINDS = frozenset(
         "compound_statement",
     }
 )
-_REDIRECT_KINDS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_TRANSPARENT_KINDS = frozenset({"pipeline", "redirected_statement", "negated_command"})
-_LIST_OPERATORS = frozenset({"&&", "||"})
-_SEPARATORS = frozenset({";", "&"})
-_PIPE_TOKENS = frozenset({"|", "|&"})
-_WORD_LEVEL_KINDS = frozenset({"command", "declaration_command", "unset_command"})
-_NOT_TARGET_KINDS = frozenset({"heredoc_body", "file_descriptor"})
-_DYNAMIC_CHARS = frozenset("*?[]{}~$`\\")
-_NEWLINE = "newline"
-_SURROGATES = re.compile("[\\ud800-\\udfff]")
-_ASTRAL_UTF8 = re.compile(b"[\xf0-\xf4][\x80-\xbf]{3}")
+_REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_TRANSPARENT_KINDS: Final = frozenset({"pipeline", "redirected_statement", "negated_command"})
+_LIST_OPERATORS: Final = frozenset({"&&", "||"})
+_SEPARATORS: Final = frozenset({";", "&"})
+_PIPE_TOKENS: Final = frozenset({"|", "|&"})
+_WORD_LEVEL_KINDS: Final = frozenset({"command", "declaration_command", "unset_command"})
+_NOT_TARGET_KINDS: Final = frozenset({"heredoc_body", "file_descriptor"})
+_DYNAMIC_CHARS: Final = frozenset("*?[]{}~$`\\")
+_NEWLINE: Final = "newline"
+_SURROGATES: Final = re.compile("[\\ud800-\\udfff]")
+_ASTRAL_UTF8: Final = re.compile(b"[\xf0-\xf4][\x80-\xbf]{3}")
 
 # Strength of a command name: the weakest part decides.
 _DYNAMIC, _QUOTED, _LITERAL = 0, 1, 2
@@ -130,7 +130,7 @@ class _Found(NamedTuple):
     context: _Context
 
 
-_ROOT = _Context(parent=None, connector=None, pipeline=None)
+_ROOT: Final = _Context(parent=None, connector=None, pipeline=None)
 
 
 def parse_shell(command: str, *, text_limit: int = DEFAULT_TEXT_LIMIT) -> tuple[ShellFragment, ...]:

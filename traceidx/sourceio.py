@@ -15,19 +15,19 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Final, Literal
 
 import pyarrow as pa
 import zstandard
 from mypy_extensions import mypyc_attr
 
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-CHUNK_BYTES = 1 << 20
+ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
+CHUNK_BYTES: Final = 1 << 20
 #: physical bytes at the start of a file kept while reading it (sync's rewrite check)
-HEAD_BYTES = 64 * 1024
+HEAD_BYTES: Final = 64 * 1024
 #: Output of one zstd frame held back until the frame is proven complete; beyond this, decoded
 #: bytes are released early (a single huge frame still streams in bounded memory).
-FRAME_HOLD_BYTES = 64 << 20
+FRAME_HOLD_BYTES: Final = 64 << 20
 
 Compression = Literal["none", "zstd"]
 
@@ -87,8 +87,8 @@ def logical_chunks(stream: BinaryIO, stats: StreamStats) -> Iterator[bytes]:
 
 #: the compressed bytes of one frame buffered whole before it is decoded; a longer frame is
 #: decoded as it streams in (its output held back as `FRAME_HOLD_BYTES` says)
-FRAME_BUFFER_BYTES = 4 * CHUNK_BYTES
-_INVALID = -1
+FRAME_BUFFER_BYTES: Final = 4 * CHUNK_BYTES
+_INVALID: Final = -1
 
 
 def frame_size(data: bytes, at: int) -> int:

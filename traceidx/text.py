@@ -9,12 +9,12 @@ characters divided by 4 rounded up, plus one per non-ASCII character, over the c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from traceidx.model import TextContent
 
-DEFAULT_TEXT_LIMIT = 64 * 1024
-TOKEN_ESTIMATOR = "ascii4_unicode1_v1"
+DEFAULT_TEXT_LIMIT: Final = 64 * 1024
+TOKEN_ESTIMATOR: Final = "ascii4_unicode1_v1"
 
 
 def estimate_tokens(text: str) -> int:

@@ -61,11 +61,11 @@ def _cached_ms(value: str) -> int:
 
 
 #: ``YYYY-MM-DDTHH:MM:`` -> epoch ms of that minute, for minutes parsed in full already
-_MINUTES: dict[str, int] = {}
-_MAX_MINUTES = 1 << 16
+_MINUTES: Final[dict[str, int]] = {}
+_MAX_MINUTES: Final = 1 << 16
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MILLISECOND = timedelta(milliseconds=1)
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MILLISECOND: Final = timedelta(milliseconds=1)
 
 
 def _usual_ms(value: str) -> i64:

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 from mypy_extensions import mypyc_attr
@@ -83,31 +83,31 @@ from traceidx.timestamps import rfc3339_ms
 #: the members of a record the adapter reads (`obj` in this module; `tests/test_decoding.py`
 #: checks that every key looked up on it is here), and of its ``toolUseResult`` (`facts`) only
 #: the facts taken from it, not the file contents, output and patches the runtime repeats there
-_READS = (  # in the order the runtime writes them (each lookup starts after the last match)
+_READS: Final = (  # in the order the runtime writes them (each lookup starts after the last match)
     "operation", "isSidechain", "cwd", "sessionId", "agentId", "content", "type", "message",
     "requestId", "subtype", "isCompactSummary", "compactMetadata", "isMeta", "error",
     "isApiErrorMessage", "interruptedMessageId", "attachment", "toolUseResult", "taskId",
     "timestamp", "sourceToolUseID", "promptSource", "origin", "effort",
 )  # fmt: skip
-_TOOL_USE_RESULT = (
+_TOOL_USE_RESULT: Final = (
     "durationMs", "totalDurationMs", "truncated", "backgroundTaskId", "taskId", "agentId",
     "status", "isAsync",
 )  # fmt: skip
-_RECORD = members(
+_RECORD: Final = members(
     "ClaudeCodeRecord", _READS, {"toolUseResult": members("ToolUseResult", _TOOL_USE_RESULT)}
 )
 
-_EXIT_CODE = re.compile(r"Exit code (-?\d+)(?:\n|$)")
-_INTERRUPT_PREFIX = "[Request interrupted by user"
-_DELEGATION_TOOLS = frozenset({"Agent", "Task"})
-_SHELL_TOOLS = frozenset({"Bash"})
-_TOOL_USE_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-_HUMAN_PROMPT_SOURCES = {"typed": "structural", "queued": "structural", "sdk": "heuristic"}
+_EXIT_CODE: Final = re.compile(r"Exit code (-?\d+)(?:\n|$)")
+_INTERRUPT_PREFIX: Final = "[Request interrupted by user"
+_DELEGATION_TOOLS: Final = frozenset({"Agent", "Task"})
+_SHELL_TOOLS: Final = frozenset({"Bash"})
+_TOOL_USE_BLOCKS: Final = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+_HUMAN_PROMPT_SOURCES: Final = {"typed": "structural", "queued": "structural", "sdk": "heuristic"}
 _HUMAN_PROMPT_SOURCES["suggestion_accepted"] = "structural"
-_FINAL_STOP_REASONS = frozenset({"end_turn", "stop_sequence"})
+_FINAL_STOP_REASONS: Final = frozenset({"end_turn", "stop_sequence"})
 
 #: leading markers of runtime-written user text -> (role, category, opens-agent-work)
-_USER_MARKERS: tuple[tuple[str, str, str | None, bool], ...] = (
+_USER_MARKERS: Final[tuple[tuple[str, str, str | None, bool], ...]] = (
     ("<command-name>", "runtime.context", "internal", True),
     ("<command-message>", "runtime.context", "internal", True),
     ("<command-args>", "runtime.context", "internal", True),
@@ -123,7 +123,7 @@ _USER_MARKERS: tuple[tuple[str, str, str | None, bool], ...] = (
 )
 
 #: attachment.type -> (role, category); unlisted types with text become runtime.unknown
-_ATTACHMENTS: dict[str, tuple[str, str | None]] = {
+_ATTACHMENTS: Final[dict[str, tuple[str, str | None]]] = {
     "task_reminder": ("runtime.notice", None),
     "date_change": ("runtime.notice", None),
     "goal_status": ("runtime.notice", None),
@@ -159,9 +159,9 @@ _ATTACHMENTS: dict[str, tuple[str, str | None]] = {
     "queued_command": ("runtime.context", "internal"),
 }
 #: attachments that only snapshot what other records already state: Record only
-_BOOKKEEPING_ATTACHMENTS = frozenset({"prompt_snapshot", "remote_session_change"})
+_BOOKKEEPING_ATTACHMENTS: Final = frozenset({"prompt_snapshot", "remote_session_change"})
 
-_KNOWN_TYPES = frozenset(
+_KNOWN_TYPES: Final = frozenset(
     {
         "user",
         "assistant",
@@ -189,7 +189,7 @@ _KNOWN_TYPES = frozenset(
     }
 )
 
-_NOTIFICATION_TAGS = ("task-id", "tool-use-id", "status", "result", "summary")
+_NOTIFICATION_TAGS: Final = ("task-id", "tool-use-id", "status", "result", "summary")
 
 
 def _text_blocks(content: Any) -> tuple[str, bool, list[dict[str, Any]]]:
@@ -834,7 +834,7 @@ def _marker(text: str) -> tuple[str, str | None, bool] | None:
     return None
 
 
-_HANDLERS = {
+_HANDLERS: Final = {
     "user": ClaudeCodeAdapter._user,
     "assistant": ClaudeCodeAdapter._assistant,
     "system": ClaudeCodeAdapter._system,

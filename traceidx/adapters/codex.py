@@ -149,7 +149,7 @@ import re
 import shlex
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 from mypy_extensions import mypyc_attr
@@ -166,7 +166,7 @@ from traceidx.adapters.base import (
 from traceidx.rules import UsageSample, exit_code_from_header, type_tag, usage_sample
 from traceidx.timestamps import rfc3339_ms
 
-_WRAPPED_TYPES = frozenset(
+_WRAPPED_TYPES: Final = frozenset(
     {
         "session_meta",
         "response_item",
@@ -177,8 +177,11 @@ _WRAPPED_TYPES = frozenset(
         "world_state",
     }
 )
-_KNOWN_TYPES = _WRAPPED_TYPES | {"inter_agent_communication", "inter_agent_communication_metadata"}
-_RESPONSE_ITEM_TYPES = frozenset(
+_KNOWN_TYPES: Final = _WRAPPED_TYPES | {
+    "inter_agent_communication",
+    "inter_agent_communication_metadata",
+}
+_RESPONSE_ITEM_TYPES: Final = frozenset(
     {
         "message",
         "reasoning",
@@ -193,7 +196,7 @@ _RESPONSE_ITEM_TYPES = frozenset(
         "image_generation_call",
     }
 )
-_PROVIDER_TOOL_NAMES = {
+_PROVIDER_TOOL_NAMES: Final = {
     "web_search_call": "web_search",
     "tool_search_call": "tool_search",
     "image_generation_call": "image_generation",
@@ -202,12 +205,12 @@ _PROVIDER_TOOL_NAMES = {
 #: records during which a draft may still be joined by a later record (the other track's copy
 #: of a message, end events of a tool output, a spawn's output, an output's call, a final-answer
 #: marker), within one Loop: what lets `drain` settle the start of a long Loop
-_JOIN_WINDOW = 512
+_JOIN_WINDOW: Final = 512
 #: argv[0] names (basename) of shells whose ``-c`` argument is a script
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
-_SCRIPT_FLAGS = frozenset({"-c", "-lc"})
+_SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
+_SCRIPT_FLAGS: Final = frozenset({"-c", "-lc"})
 #: event_msg types persisted only as records (bookkeeping or repeats of other records)
-_QUIET_EVENTS = frozenset(
+_QUIET_EVENTS: Final = frozenset(
     {
         "thread_settings_applied",
         "web_search_end",
@@ -227,15 +230,15 @@ _QUIET_EVENTS = frozenset(
     }
 )
 
-_EXEC_EXIT = re.compile(
+_EXEC_EXIT: Final = re.compile(
     r"(?:Chunk ID: [^\n]*\n)?(?:Wall time: [^\n]*\n)?Process exited with code (-?\d+)\n"
 )
-_LEADING_EXIT = re.compile(r"Exit code: (-?\d+)\n")
-_WALL_TIME = re.compile(r"^Wall time: ([0-9]+(?:\.[0-9]+)?) seconds$", re.M)
-_TOKEN_COUNT = re.compile(r"^Original token count: (\d+)$", re.M)
+_LEADING_EXIT: Final = re.compile(r"Exit code: (-?\d+)\n")
+_WALL_TIME: Final = re.compile(r"^Wall time: ([0-9]+(?:\.[0-9]+)?) seconds$", re.M)
+_TOKEN_COUNT: Final = re.compile(r"^Original token count: (\d+)$", re.M)
 
 #: leading markers of runtime-injected user-role text -> (role, category)
-_USER_MARKERS: tuple[tuple[str, str, str | None], ...] = (
+_USER_MARKERS: Final[tuple[tuple[str, str, str | None], ...]] = (
     ("<environment_context>", "runtime.context", "environment"),
     ("# AGENTS.md instructions", "runtime.instructions", "project"),
     ("<INSTRUCTIONS>", "runtime.instructions", "project"),
@@ -256,7 +259,7 @@ _USER_MARKERS: tuple[tuple[str, str, str | None], ...] = (
     ("</image>", "runtime.context", None),
 )
 #: leading tags of developer-role text -> instruction category
-_DEVELOPER_TAGS: tuple[tuple[str, str | None], ...] = (
+_DEVELOPER_TAGS: Final[tuple[tuple[str, str | None], ...]] = (
     ("<permissions instructions>", "permission"),
     ("<skills_instructions>", "skill"),
     ("<collaboration_mode>", "collaboration"),
@@ -334,7 +337,7 @@ def _json_text(value: object) -> str | None:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-_INVALID = object()  # `_loads` of text that is not JSON
+_INVALID: Final = object()  # `_loads` of text that is not JSON
 _decode_json = msgspec.json.Decoder().decode
 
 
@@ -1243,7 +1246,7 @@ class CodexAdapter(Adapter):
         self.last_compaction = item
 
 
-_USAGE_KEYS = (
+_USAGE_KEYS: Final = (
     "input_tokens",
     "cached_input_tokens",
     "cache_write_input_tokens",

@@ -123,7 +123,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 from mypy_extensions import mypyc_attr
@@ -140,19 +140,21 @@ from traceidx.adapters.base import (
 from traceidx.model import LOOP_BOUND_ROLES
 from traceidx.rules import UsageSample, exit_code_from_header, type_tag, usage_sample
 
-_EXIT_CODE = re.compile(r"\[exit code: (-?\d+)\]\Z")
-_SHELL_TOOLS = frozenset({"bash"})
-_EXIT_CODE_TOOLS = frozenset({"bash", "pwsh"})
-_DELEGATION_TOOLS = frozenset(
+_EXIT_CODE: Final = re.compile(r"\[exit code: (-?\d+)\]\Z")
+_SHELL_TOOLS: Final = frozenset({"bash"})
+_EXIT_CODE_TOOLS: Final = frozenset({"bash", "pwsh"})
+_DELEGATION_TOOLS: Final = frozenset(
     {"subagent", "subagent_fork", "subagent_codex", "subagent_claude_code"}
 )
-_PACKED_ROWS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
-_DISPATCH_START = frozenset({"tool/code-dispatch-start", "tool/ptc-dispatch-start"})
-_DISPATCH_END = frozenset({"tool/code-dispatch", "tool/ptc-dispatch"})
-_INPUT_EVENTS = frozenset({"user/message", "steering/message", "context/message", "prompt/blocked"})
+_PACKED_ROWS: Final = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
+_DISPATCH_START: Final = frozenset({"tool/code-dispatch-start", "tool/ptc-dispatch-start"})
+_DISPATCH_END: Final = frozenset({"tool/code-dispatch", "tool/ptc-dispatch"})
+_INPUT_EVENTS: Final = frozenset(
+    {"user/message", "steering/message", "context/message", "prompt/blocked"}
+)
 
 #: turn/end reason.kind -> outcome (None: the Loop ends without a stated outcome)
-_OUTCOMES: dict[str, str | None] = {
+_OUTCOMES: Final[dict[str, str | None]] = {
     "completed": "completed",
     "max-tokens": "completed",
     "aborted": "interrupted",
@@ -165,7 +167,7 @@ _OUTCOMES: dict[str, str | None] = {
 }
 
 #: message source (kind, or the v3 plugin name) -> (role, category)
-_SOURCES: dict[str, tuple[str, str | None]] = {
+_SOURCES: Final[dict[str, tuple[str, str | None]]] = {
     "runtime-context": ("runtime.context", "environment"),
     "@deepseek-ai/dsh-system-prompt": ("runtime.context", "environment"),
     "time-context": ("runtime.context", "environment"),
@@ -182,10 +184,10 @@ _SOURCES: dict[str, tuple[str, str | None]] = {
     "tools-ptc": ("runtime.context", "file"),
     "session-reference": ("runtime.context", "session_reference"),
 }
-_REPORT_SOURCES = frozenset({"subagent-settled", "subagent-report"})
-_COMPACTION_SOURCES = frozenset({"compact", "compact-checkpoint", "compact-basic"})
+_REPORT_SOURCES: Final = frozenset({"subagent-settled", "subagent-report"})
+_COMPACTION_SOURCES: Final = frozenset({"compact", "compact-checkpoint", "compact-basic"})
 
-_KNOWN_TYPES = frozenset(
+_KNOWN_TYPES: Final = frozenset(
     {
         "session",
         "turn/start",
@@ -1032,7 +1034,7 @@ def _result_shape(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]], bool
     return call_id, _blocks(inner), flag if isinstance(flag, bool) else None
 
 
-_HANDLERS = {
+_HANDLERS: Final = {
     "turn/start": DshAdapter._turn_start,
     "turn/end": DshAdapter._turn_end,
     "step/start": DshAdapter._step,

@@ -110,7 +110,7 @@ a late result still joins it.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 from mypy_extensions import mypyc_attr
@@ -127,22 +127,24 @@ from traceidx.adapters.base import (
 from traceidx.rules import exit_code_from_header, message_text, type_tag, usage_sample
 from traceidx.timestamps import rfc3339_ms
 
-_SHELL_TOOLS = frozenset({"bash"})
+_SHELL_TOOLS: Final = frozenset({"bash"})
 #: the fixed last line Pi's bash tool appends for a non-zero exit, anchored at the text's end
-_EXIT_LINE = re.compile(r"Command exited with code (-?\d+)\Z")
-_SKILL_OPEN = '<skill name="'
-_SKILL_CLOSE = "</skill>"
-_RECORD_ONLY = frozenset({"custom", "label", "session_info"})
-_CUSTOM_ROLES = frozenset({"custom", "hookMessage"})
-_SUMMARY_ROLES = frozenset({"compactionSummary", "branchSummary"})
-_FINAL_STOPS = frozenset({"stop", "length"})
+_EXIT_LINE: Final = re.compile(r"Command exited with code (-?\d+)\Z")
+_SKILL_OPEN: Final = '<skill name="'
+_SKILL_CLOSE: Final = "</skill>"
+_RECORD_ONLY: Final = frozenset({"custom", "label", "session_info"})
+_CUSTOM_ROLES: Final = frozenset({"custom", "hookMessage"})
+_SUMMARY_ROLES: Final = frozenset({"compactionSummary", "branchSummary"})
+_FINAL_STOPS: Final = frozenset({"stop", "length"})
 
 # Run phases of the current chain.
-_IDLE = "idle"  # no run in progress
-_STOPPED = "stopped"  # generation ended (stop/length); the run ends unless queued input follows
-_MODEL = "model"  # a run awaits its next model response
-_TOOLS = "tools"  # a run awaits the results of tool calls
-_RETRY = "retry"  # a run stopped on an error; Pi may retry it
+_IDLE: Final = "idle"  # no run in progress
+_STOPPED: Final = (
+    "stopped"  # generation ended (stop/length); the run ends unless queued input follows
+)
+_MODEL: Final = "model"  # a run awaits its next model response
+_TOOLS: Final = "tools"  # a run awaits the results of tool calls
+_RETRY: Final = "retry"  # a run stopped on an error; Pi may retry it
 
 
 def _is_header(obj: dict[str, Any]) -> bool:
