@@ -22,20 +22,18 @@ from __future__ import annotations
 import os
 import sys
 
-#: variable -> the value a command sets (unless set already), on the platforms listed
-SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ARROW_DEFAULT_MEMORY_POOL": ("jemalloc", ("linux",)),
-    "OPENBLAS_NUM_THREADS": ("1", ("linux", "darwin", "win32")),
-}
+#: variable -> the value a command sets unless set already (jemalloc: only where pyarrow's
+#: wheels ship it)
+SETTINGS: dict[str, str] = {"OPENBLAS_NUM_THREADS": "1"}
+if sys.platform == "linux":
+    SETTINGS["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc"
 
 
 def configure() -> dict[str, str]:
-    """Set every `SETTINGS` variable the user has not set, on its platforms; the ones set.
-    Too late once pyarrow is imported (nothing is set then)."""
+    """Set every `SETTINGS` variable the user has not set; the ones set. Too late once
+    pyarrow or NumPy is imported (nothing is set then)."""
     if "pyarrow" in sys.modules or "numpy" in sys.modules:
         return {}
-    made = {}
-    for name, (value, platforms) in SETTINGS.items():
-        if sys.platform in platforms and name not in os.environ:
-            os.environ[name] = made[name] = value
+    made = {name: value for name, value in SETTINGS.items() if name not in os.environ}
+    os.environ.update(made)
     return made

@@ -7,6 +7,8 @@ from typing import Final
 
 from mypy_extensions import i64
 
+from traceidx import compiled
+
 
 def rfc3339_ms(value: object) -> int | None:
     """Epoch ms of an RFC 3339 / ISO 8601 timestamp string; None if it is not one.
@@ -26,8 +28,8 @@ def rfc3339_ms(value: object) -> int | None:
     return _parsed_ms(value)
 
 
-#: whether this module runs compiled by mypyc (its file is then an extension module)
-COMPILED: Final = not __file__.endswith(".py")
+#: whether this install runs compiled by mypyc (`traceidx.compiled`)
+COMPILED: Final = compiled()
 
 
 def _parsed_ms(value: str) -> int | None:
