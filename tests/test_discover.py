@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,29 @@ def test_default_roots_follow_environment(tmp_path: Path, monkeypatch: pytest.Mo
         "pi": [tmp_path / "pi" / "sessions"],
         "dsh": [tmp_path / "dsh" / "sessions"],
     }
+
+
+def test_symlinks_and_unreadable_directories(tmp_path: Path) -> None:
+    """A symlinked file is read at its target; a symlinked directory is not entered (its
+    files are found where they are, or not at all); a directory that cannot be listed is
+    passed over."""
+    elsewhere = _touch(tmp_path / "elsewhere" / "target.jsonl")
+    outside = _touch(tmp_path / "outside" / "inner.jsonl")
+    root = tmp_path / "root"
+    kept = _touch(root / "p" / "a.jsonl")
+    (root / "p" / "link.jsonl").symlink_to(elsewhere)
+    (root / "dirlink").symlink_to(outside.parent, target_is_directory=True)
+    (root / "dir.jsonl").symlink_to(outside.parent, target_is_directory=True)
+    locked = root / "locked"
+    _touch(locked / "hidden.jsonl")
+    locked.chmod(0)
+    try:
+        candidates, superseded, problems = discover([root])
+        listable = os.access(locked, os.R_OK)  # (root can list it anyway)
+    finally:
+        locked.chmod(0o755)
+    expected = {str(kept.resolve()), str(elsewhere.resolve())}
+    if listable:
+        expected.add(str((locked / "hidden.jsonl").resolve()))
+    assert {c.locator for c in candidates} == expected
+    assert superseded == [] and problems == []

@@ -10,18 +10,28 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import traceidx.build
 import traceidx.ingest
 import traceidx.records
 import traceidx.staging
 from tests.conftest import corpus_path, patches_module_functions
-from traceidx.build import build, prune
+from traceidx.build import (
+    BATCH_BYTES,
+    BATCH_SOURCES,
+    TAIL_BYTES,
+    TAIL_SPLIT,
+    build,
+    prune,
+)
 from traceidx.dataset import read_manifest
 from traceidx.frame import LEGACY_ALGORITHM, Framer, fingerprint
 from traceidx.ingest import Settings
 from traceidx.query import connect
 from traceidx.sourceio import read_range
+from traceidx.sync import Decision
 
 
 def _copy(tmp_path: Path, *parts: str) -> Path:
@@ -221,6 +231,33 @@ def test_parallel_and_serial_builds_agree(tmp_path: Path, jobs: int) -> None:
     build([traces], serial, jobs=1)
     build([traces], other, jobs=jobs)
     assert _parts(serial) == _parts(other)
+
+
+@given(
+    st.lists(st.integers(0, 12 << 20) | st.sampled_from([0, 40 << 20]), max_size=80),
+)
+def test_batches_take_every_source_once_and_shrink_at_the_end(sizes: list[int]) -> None:
+    """Sources go to batches in order, each once; a batch holds at most `BATCH_SOURCES`
+    sources and `BATCH_BYTES` bytes (or one larger source), and at most a `TAIL_SPLIT`th of
+    that once only `TAIL_BYTES` bytes are left."""
+    decisions = [Decision(f"s{i:03d}", "new", size) for i, size in enumerate(sizes)]
+    decisions.insert(len(decisions) // 2, Decision("kept", "unchanged", 1 << 20))
+    batches = traceidx.build._batches(decisions, {"s000": "checkpoint"})
+    flat = [item for batch in batches for item in batch]
+    assert [locator for locator, _, _ in flat] == [f"s{i:03d}" for i in range(len(sizes))]
+    assert all(
+        checkpoint == ("checkpoint" if loc == "s000" else None) for loc, _, checkpoint in flat
+    )
+    size = dict(zip((d.locator for d in decisions), (d.size for d in decisions), strict=True))
+    left = sum(sizes)
+    for batch in batches:
+        small = left <= TAIL_BYTES  # (left: the bytes of this batch and of those after it)
+        sources, most = (BATCH_SOURCES, BATCH_BYTES)
+        if small:
+            sources, most = sources // TAIL_SPLIT, most // TAIL_SPLIT
+        total = sum(size[locator] for locator, _, _ in batch)
+        assert len(batch) <= sources and (total <= most or len(batch) == 1)
+        left -= total
 
 
 def test_links_follow_the_linked_session_appearing_and_going(tmp_path: Path) -> None:

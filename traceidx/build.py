@@ -416,6 +416,11 @@ ROUTE_TARGETS = 4
 #: a batch (one task of the pool) holds at most this many sources or this many bytes
 BATCH_SOURCES = 128
 BATCH_BYTES = 32 << 20
+#: the batches of the last `TAIL_BYTES` bytes are `TAIL_SPLIT` times smaller, so that the
+#: workers finish close together (an idle core waits for at most a small batch); the same
+#: however many workers there are, since batches decide the order of a part's rows
+TAIL_BYTES = 4 * BATCH_BYTES
+TAIL_SPLIT = 4
 
 
 def _batches(
@@ -424,14 +429,18 @@ def _batches(
     batches: list[list[tuple[str, str, str | None]]] = []
     current: list[tuple[str, str, str | None]] = []
     size = 0
-    for d in decisions:
-        if not d.ingest:
-            continue
-        if current and (len(current) >= BATCH_SOURCES or size + d.size > BATCH_BYTES):
+    work = [d for d in decisions if d.ingest]
+    left = sum(d.size for d in work)
+    sources, most = BATCH_SOURCES, BATCH_BYTES
+    for d in work:
+        if left <= TAIL_BYTES:
+            sources, most = BATCH_SOURCES // TAIL_SPLIT, BATCH_BYTES // TAIL_SPLIT
+        if current and (len(current) >= sources or size + d.size > most):
             batches.append(current)
             current, size = [], 0
         current.append((d.locator, d.action, checkpoints.get(d.locator)))
         size += d.size
+        left -= d.size
     if current:
         batches.append(current)
     return batches
@@ -828,6 +837,7 @@ class _Sync:
 
         units: list[tuple[Partition, Split | None]] = [(p, None) for p in sorted(affected)]
         units += split
+
         for key in [k for k in parts if Partition.from_key(k) in affected]:
             del parts[key]
         # Arrow and Parquet release the GIL: threads write partitions side by side.

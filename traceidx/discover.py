@@ -66,7 +66,7 @@ class Superseded:
     why: str
 
 
-def superseded_in(directory: Path, names: Iterable[str]) -> list[Superseded]:
+def superseded_in(directory: str, names: Iterable[str]) -> list[Superseded]:
     """The files among `names` (of one directory) that another file there supersedes."""
     names = set(names)
     out: list[Superseded] = []
@@ -80,28 +80,45 @@ def superseded_in(directory: Path, names: Iterable[str]) -> list[Superseded]:
         why = "an older dsh log generation; the session's log is the highest-numbered file"
         for name in sorted(generations):
             if name != best:
-                out.append(Superseded(str(directory / name), str(directory / best), why))
+                out.append(
+                    Superseded(os.path.join(directory, name), os.path.join(directory, best), why)
+                )
     for name in sorted(names):
         if name.endswith(".jsonl.zst") and name[: -len(".zst")] in names:
-            plain = str(directory / name[: -len(".zst")])
+            plain = os.path.join(directory, name[: -len(".zst")])
             why = "a compressed copy of a rollout whose plain file takes precedence"
-            out.append(Superseded(str(directory / name), plain, why))
+            out.append(Superseded(os.path.join(directory, name), plain, why))
     return out
 
 
 def _walk(root: Path, superseded: list[Superseded]) -> Iterable[str]:
     """Canonical locators of the candidates under `root`. The walk starts from the canonical
-    root and does not enter symlinked directories, so only a symlinked file needs resolving."""
-    for dirpath, dirnames, filenames in os.walk(root.resolve(), followlinks=False):
-        dirnames.sort()
-        names = [name for name in filenames if name.endswith(TRACE_SUFFIXES)]
-        dropped = superseded_in(Path(dirpath), names)
+    root and does not enter symlinked directories, so only a symlinked file needs resolving.
+    A directory that cannot be listed is passed over (as `os.walk` does)."""
+    pending = [str(root.resolve())]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        files: dict[str, os.DirEntry[str]] = {}
+        subdirectories: list[str] = []
+        for entry in entries:
+            if entry.is_dir():  # (a symlink to a directory too, never entered)
+                if not entry.is_symlink():
+                    subdirectories.append(entry.path)
+            elif entry.name.endswith(TRACE_SUFFIXES):
+                files[entry.name] = entry
+        dropped = superseded_in(directory, files)
         superseded.extend(dropped)
-        skip = {Path(d.locator).name for d in dropped}
-        for name in sorted(names):
-            if name not in skip:
-                path = os.path.join(dirpath, name)
-                yield os.path.realpath(path) if os.path.islink(path) else path
+        for gone in dropped:
+            del files[os.path.basename(gone.locator)]
+        for name in sorted(files):
+            entry = files[name]
+            yield os.path.realpath(entry.path) if entry.is_symlink() else entry.path
+        pending.extend(sorted(subdirectories, reverse=True))  # visited in name order
 
 
 def discover(paths: Iterable[Path]) -> tuple[list[Candidate], list[Superseded], list[str]]:
