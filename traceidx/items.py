@@ -15,6 +15,7 @@ from itertools import accumulate
 from typing import Any, Final
 
 import msgspec
+import numpy as np
 import pyarrow as pa
 
 from traceidx.model import VALUE_BY_ROLE, Item
@@ -117,8 +118,6 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
     schema = table_schema("items")
     columns: dict[str, list[Any]] = {
         "item_id": [],
-        "session_id": [],
-        "source_id": [],
         "loop_id": [],
         "loop_position": [],
         "occurred_at": [],
@@ -130,10 +129,7 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
     record_ids: list[int] = []
     record_counts: list[int] = [0]  # then each item's count: offsets once accumulated
     for run in runs:
-        count = len(run)
         columns["item_id"] += run.item_ids
-        columns["session_id"] += [run.session_id] * count
-        columns["source_id"] += [run.source_id] * count
         record_ids += run.record_ids
         record_counts += run.record_counts
         columns["loop_id"] += run.loop_ids
@@ -143,6 +139,13 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
         roles += run.roles
         strengths += run.strengths
         values += run.values
+    # per run, not per item (an int per item would cost a conversion each into Arrow); the
+    # same in any order of a run's rows
+    counts = np.array([len(run) for run in runs], dtype=np.int64)
+    per_run = {
+        "session_id": np.repeat(np.array([r.session_id for r in runs], dtype=np.int64), counts),
+        "source_id": np.repeat(np.array([r.source_id for r in runs], dtype=np.int64), counts),
+    }
     order = _grouped_by_shape(runs)
     if order is not None:  # long runs of nulls in the other shapes' columns: cheap to encode
         roles = [roles[at] for at in order]
@@ -157,6 +160,8 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
             offsets = pa.array(accumulate(record_counts), pa.int32())
             supported = pa.ListArray.from_arrays(offsets, pa.array(record_ids, pa.int64()))
             arrays.append(supported if positions is None else supported.take(positions))
+        elif f.name in per_run:
+            arrays.append(pa.array(per_run[f.name], f.type))
         elif positions is None:
             arrays.append(pa.array(columns[f.name], f.type))
         else:  # in Arrow: a take costs less than reordering the Python list

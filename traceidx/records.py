@@ -146,8 +146,6 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
     starts: list[int] = []
     ends: list[int] = []
     times: list[int] = []
-    positions: list[int] = []
-    sources: list[int] = []
     fingerprints = bytearray()
     statuses: list[str] = []
     native_types: list[str | None] = []
@@ -157,12 +155,16 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         starts += run.starts
         ends += run.ends
         times += keys.times[first : first + count]
-        positions += range(first, first + count)
-        sources += [run.source_id] * count
         fingerprints += keys.fingerprints[32 * first : 32 * (first + count)]
         statuses += run.statuses
         native_types += run.native_types
     count = len(ids)
+    # per run, not per record (an int per record would cost a conversion each into Arrow)
+    counts = np.array([len(run) for run in runs], dtype=np.int64)
+    firsts = np.array([run.first for run in runs], dtype=np.int64)
+    sources = np.repeat(np.array([run.source_id for run in runs], dtype=np.int64), counts)
+    starts_at = np.cumsum(counts) - counts  # where each run's rows start
+    positions = np.arange(count, dtype=np.int64) + np.repeat(firsts - starts_at, counts)
     offsets = np.arange(0, _FINGERPRINT_CHARS * (count + 1), _FINGERPRINT_CHARS, dtype=np.int32)
     fingerprint = pa.Array.from_buffers(
         pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(bytes(fingerprints))]
