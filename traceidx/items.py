@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from traceidx.model import VALUE_BY_ROLE, Item
@@ -74,7 +75,8 @@ class ItemColumns:
         self.session_id = session_id
         self.source_id = source_id
         self.item_ids: list[int] = []
-        self.record_ids: list[int] = []  # every item's supporting records, one after another
+        # every item's supporting records, one after another
+        self.record_ids: npt.NDArray[np.int64] = np.empty(0, np.int64)
         self.record_counts: list[int] = []  # how many of them are each item's
         self.roles: list[str] = []
         self.strengths: list[str] = []
@@ -90,13 +92,14 @@ class ItemColumns:
     def objects(self) -> list[Item]:
         """The domain objects these columns describe."""
         ends = list(accumulate(self.record_counts))
+        supporting: list[int] = self.record_ids.tolist()
         return [
             msgspec.convert(
                 {
                     "item_id": self.item_ids[i],
                     "session_id": self.session_id,
                     "source_id": self.source_id,
-                    "record_ids": self.record_ids[ends[i] - self.record_counts[i] : ends[i]],
+                    "record_ids": supporting[ends[i] - self.record_counts[i] : ends[i]],
                     "semantic": {
                         "role": self.roles[i],
                         "evidence_strength": self.strengths[i],
@@ -126,11 +129,11 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
     roles: list[str] = []
     strengths: list[str] = []
     values: list[dict[str, Any]] = []
-    record_ids: list[int] = []
+    record_ids: list[npt.NDArray[np.int64]] = []
     record_counts: list[int] = [0]  # then each item's count: offsets once accumulated
     for run in runs:
         columns["item_id"] += run.item_ids
-        record_ids += run.record_ids
+        record_ids.append(run.record_ids)
         record_counts += run.record_counts
         columns["loop_id"] += run.loop_ids
         columns["loop_position"] += run.loop_positions
@@ -158,7 +161,8 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
             arrays.append(semantic_column(roles, strengths, values, f.type))
         elif f.name == "record_ids":  # one flat list and offsets, not a list per item
             offsets = pa.array(accumulate(record_counts), pa.int32())
-            supported = pa.ListArray.from_arrays(offsets, pa.array(record_ids, pa.int64()))
+            flat = np.concatenate(record_ids) if record_ids else np.empty(0, np.int64)
+            supported = pa.ListArray.from_arrays(offsets, pa.array(flat, pa.int64()))
             arrays.append(supported if positions is None else supported.take(positions))
         elif f.name in per_run:
             arrays.append(pa.array(per_run[f.name], f.type))

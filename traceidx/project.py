@@ -14,12 +14,15 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from traceidx import ids
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
@@ -128,6 +131,20 @@ class Projector:
             return known[position]
         return ids.record_id(self.source_id, position)
 
+    def rids(self, positions: list[int]) -> npt.NDArray[np.int64]:
+        """The ids of the records at `positions`, at once (those not known computed)."""
+        known = self.record_ids()
+        at = np.array(positions, dtype=np.int64)
+        # a view of the ids for as long as this call (an array('q') cannot grow while viewed)
+        table = np.frombuffer(known, np.int64) if isinstance(known, array) else np.array(known)
+        inside = at < len(table)
+        if inside.all():
+            return table[at]
+        out = np.empty(len(at), np.int64)
+        out[inside] = table[at[inside]]
+        out[~inside] = [ids.record_id(self.source_id, p) for p in at[~inside].tolist()]
+        return out
+
     def start(self, native_id: str) -> int:
         """Fix the Session the projected facts belong to; its id."""
         self.session_id = ids.session_id(self.runtime, native_id)
@@ -203,9 +220,9 @@ class Projector:
         for draft, item_id in zip(drafts, out.item_ids, strict=True):
             if draft.call_id is not None:  # every call first: an output may precede its call
                 calls[draft.call_id] = item_id
-        rid, known = self.rid, self.record_ids()
         runtime, limit = self.runtime, self.text_limit
-        record_ids, record_counts = out.record_ids, out.record_counts
+        supporting_at: list[int] = []  # every item's supporting record positions, in turn
+        record_counts = out.record_counts
         roles, strengths, values = out.roles, out.strengths, out.values
         loop_ids, loop_positions = out.loop_ids, out.loop_positions
         loop_start, loop_id = -1, 0  # items of a loop come together: its id is kept
@@ -223,11 +240,11 @@ class Projector:
                 loop_positions.append(position)
             records = draft.records
             if len(records) == 1:
-                record_ids.append(rid(records[0], known))
+                supporting_at.append(records[0])
                 record_counts.append(1)
             else:
                 supporting = sorted(set(records))
-                record_ids.extend([rid(p, known) for p in supporting])
+                supporting_at.extend(supporting)
                 record_counts.append(len(supporting))
             role, value, linked = _semantic(draft, calls, runtime, limit)
             roles.append(role)
@@ -235,6 +252,7 @@ class Projector:
             values.append(value)
             out.occurred_at.append(draft.occurred_at)
             out.linked.append(linked)
+        out.record_ids = self.rids(supporting_at)
         self.item_count += len(out)
         return out
 
