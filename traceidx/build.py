@@ -837,7 +837,6 @@ class _Sync:
 
         units: list[tuple[Partition, Split | None]] = [(p, None) for p in sorted(affected)]
         units += split
-
         for key in [k for k in parts if Partition.from_key(k) in affected]:
             del parts[key]
         # Arrow and Parquet release the GIL: threads write partitions side by side.

@@ -20,7 +20,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from traceidx.model import VALUE_BY_ROLE, Item
-from traceidx.schema import SHAPE_BY_ROLE, SHAPES, semantic_column, table_schema
+from traceidx.schema import SHAPE_BY_ROLE, SHAPES, repeated, semantic_column, table_schema
 
 
 def _members(role: str) -> tuple[frozenset[str], frozenset[str], dict[str, Any]]:
@@ -142,12 +142,10 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
         roles += run.roles
         strengths += run.strengths
         values += run.values
-    # per run, not per item (an int per item would cost a conversion each into Arrow); the
-    # same in any order of a run's rows
     counts = np.array([len(run) for run in runs], dtype=np.int64)
-    per_run = {
-        "session_id": np.repeat(np.array([r.session_id for r in runs], dtype=np.int64), counts),
-        "source_id": np.repeat(np.array([r.source_id for r in runs], dtype=np.int64), counts),
+    per_run = {  # (the same in any order of a run's rows)
+        "session_id": repeated([run.session_id for run in runs], counts),
+        "source_id": repeated([run.source_id for run in runs], counts),
     }
     order = _grouped_by_shape(runs)
     if order is not None:  # long runs of nulls in the other shapes' columns: cheap to encode
@@ -165,7 +163,7 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
             supported = pa.ListArray.from_arrays(offsets, pa.array(flat, pa.int64()))
             arrays.append(supported if positions is None else supported.take(positions))
         elif f.name in per_run:
-            arrays.append(pa.array(per_run[f.name], f.type))
+            arrays.append(per_run[f.name])
         elif positions is None:
             arrays.append(pa.array(columns[f.name], f.type))
         else:  # in Arrow: a take costs less than reordering the Python list

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -123,26 +122,25 @@ class Projector:
         self._calls = dict(state["calls"])
         self._positions = dict(state["positions"])
 
-    def rid(self, position: int, known: Sequence[int] | None = None) -> int:
-        """The id of the record at `position` (computed only if not known already; `known`:
-        the record ids, when the caller already asked for them)."""
-        known = self.record_ids() if known is None else known
+    def rid(self, position: int) -> int:
+        """The id of the record at `position` (computed only if not known already)."""
+        known = self.record_ids()
         if position < len(known):
             return known[position]
         return ids.record_id(self.source_id, position)
 
     def rids(self, positions: list[int]) -> npt.NDArray[np.int64]:
-        """The ids of the records at `positions`, at once (those not known computed)."""
-        known = self.record_ids()
+        """`rid` of each of `positions`, at once."""
         at = np.array(positions, dtype=np.int64)
-        # a view of the ids for as long as this call (an array('q') cannot grow while viewed)
-        table = np.frombuffer(known, np.int64) if isinstance(known, array) else np.array(known)
-        inside = at < len(table)
+        # a view of the known ids for as long as this call (an array('q') cannot grow while
+        # viewed)
+        known = np.asarray(self.record_ids(), dtype=np.int64)
+        inside = at < len(known)
         if inside.all():
-            return table[at]
+            return known[at]
         out = np.empty(len(at), np.int64)
-        out[inside] = table[at[inside]]
-        out[~inside] = [ids.record_id(self.source_id, p) for p in at[~inside].tolist()]
+        out[inside] = known[at[inside]]
+        out[~inside] = [self.rid(p) for p in at[~inside].tolist()]
         return out
 
     def start(self, native_id: str) -> int:

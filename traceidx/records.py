@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from traceidx.ids import record_ids
 from traceidx.model import ByteRange, Record
-from traceidx.schema import table_schema
+from traceidx.schema import repeated, table_schema
 
 #: `occurred_at` of a record the runtime wrote no time on
 NO_TIME: Final = -(1 << 63)
@@ -159,11 +159,11 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         statuses += run.statuses
         native_types += run.native_types
     count = len(ids)
-    # per run, not per record (an int per record would cost a conversion each into Arrow)
     counts = np.array([len(run) for run in runs], dtype=np.int64)
+    # a run's positions are consecutive from its first: each row's offset in the table,
+    # shifted by its run's first position less where the run's rows start
     firsts = np.array([run.first for run in runs], dtype=np.int64)
-    sources = np.repeat(np.array([run.source_id for run in runs], dtype=np.int64), counts)
-    starts_at = np.cumsum(counts) - counts  # where each run's rows start
+    starts_at = np.cumsum(counts) - counts
     positions = np.arange(count, dtype=np.int64) + np.repeat(firsts - starts_at, counts)
     offsets = np.arange(0, _FINGERPRINT_CHARS * (count + 1), _FINGERPRINT_CHARS, dtype=np.int32)
     fingerprint = pa.Array.from_buffers(
@@ -178,7 +178,7 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
     )
     columns = [
         _int64(ids),
-        pa.array(sources, pa.int64()),
+        repeated([run.source_id for run in runs], counts),
         pa.array(positions, pa.int64()),
         content_range,
         fingerprint,

@@ -16,6 +16,8 @@ from typing import Any, Final
 
 import msgspec
 import msgspec.inspect as mi
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from traceidx import model
@@ -178,6 +180,12 @@ def semantic_column(
         rows = shaped.get(child.name)
         children.append(pa.nulls(count, child.type) if rows is None else pa.array(rows, child.type))
     return pa.StructArray.from_arrays(children, fields=list(kind))
+
+
+def repeated(values: list[int], counts: npt.NDArray[np.int64]) -> pa.Array:
+    """An int64 column holding each of `values` `counts` times over (one value per run of
+    rows), built with no Python int per row (each would cost a conversion into Arrow)."""
+    return pa.array(np.repeat(np.array(values, dtype=np.int64), counts), pa.int64())
 
 
 def to_table(table: str, objs: list[Any]) -> pa.Table:
