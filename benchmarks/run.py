@@ -18,7 +18,8 @@ one run on this machine:
   workers): seconds, MB/s of logical JSONL, items/s, peak RSS of the main process and of
   the largest worker, and the ratio of its rate to each baseline's rate (with
   ``--repeat N``, the baselines and the cold build are measured N times, interleaved, and
-  the medians reported next to every run's time);
+  the medians reported next to every run's time, and the ratio of each repeat's cold build
+  to the 2-process decode measured just before it);
 * ``noop``: the same build again (nothing changed);
 * ``append``: 1% new lines appended across the corpus (a copy of each chosen source's last
   line), then the build;
@@ -260,6 +261,11 @@ def scenario(
         "repeats": repeat,
         "cold_s_runs": [round(c["seconds"], 3) for c in colds],
         "baseline_s_runs": [round(b["seconds"], 3) for b in bases],
+        "parallel_baseline_s_runs": [round(w["seconds"], 3) for w in wides],
+        # each repeat's cold build against the 2-process decode measured just before it
+        "cold_over_parallel_baseline_rate_runs": [
+            round(w["seconds"] / c["seconds"], 3) for w, c in zip(wides, colds, strict=True)
+        ],
         "items": totals["items"],
         "items_per_s": round(totals["items"] / cold["seconds"]),
         "peak_main_mib": round(max(c["peak_main_kib"] for c in colds) / 1024),

@@ -44,6 +44,9 @@ def test_benchmark_runner_smoke(tmp_path: Path) -> None:
         assert result["items"] > 0 and result["cold_s"] > 0 and result["baseline_s"] > 0
         assert result["parallel_baseline_mb_per_s"] > 0
         assert len(result["cold_s_runs"]) == len(result["baseline_s_runs"]) == 2
+        assert len(result["parallel_baseline_s_runs"]) == 2
+        ratios = result["cold_over_parallel_baseline_rate_runs"]  # each repeat's own pair
+        assert len(ratios) == 2 and all(ratio > 0 for ratio in ratios)
         assert result["cold_s"] in result["cold_s_runs"]  # the median run is one of them
         assert result["append_lines"] >= 1
         assert set(result["queries"]) >= {"daily_usage_by_model", "slowest_tool_calls"}
