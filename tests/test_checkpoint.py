@@ -23,10 +23,15 @@ from traceidx.dataset import read_manifest
 from traceidx.encode import ID_COLUMNS
 from traceidx.model import TABLES
 
-from .conftest import CORPUS
+from .conftest import corpus_path
 from .facts import largest
 
-LARGEST = {rt: largest(CORPUS / "public" / rt) for rt in ("claude", "codex", "pi", "dsh")}
+RUNTIMES = ("claude", "codex", "pi", "dsh")
+
+
+def largest_of(runtime: str) -> Path:
+    """The largest public trace file of a runtime (the test skips without the corpus)."""
+    return largest(corpus_path("public", runtime))
 
 
 @pytest.fixture(autouse=True)
@@ -52,13 +57,13 @@ def _checkpoints(dataset: Path) -> list[str]:
     return sorted(p.name for p in (dataset / "checkpoints").iterdir())
 
 
-@pytest.mark.parametrize("runtime", sorted(LARGEST))
+@pytest.mark.parametrize("runtime", sorted(RUNTIMES))
 def test_resumed_appends_equal_a_cold_build(tmp_path: Path, runtime: str) -> None:
-    data = LARGEST[runtime].read_bytes()
+    data = largest_of(runtime).read_bytes()
     lines = data.splitlines(keepends=True)
     first = b"".join(lines[: len(lines) * 2 // 5])
     middle = len(first) + len(b"".join(lines[len(lines) * 2 // 5 : len(lines) * 3 // 4])) + 9
-    trace = tmp_path / "traces" / LARGEST[runtime].name
+    trace = tmp_path / "traces" / largest_of(runtime).name
     trace.parent.mkdir()
     dataset = tmp_path / "dataset"
 
@@ -83,7 +88,7 @@ def test_resumed_appends_equal_a_cold_build(tmp_path: Path, runtime: str) -> Non
 
 
 def test_an_untrusted_checkpoint_is_never_loaded(tmp_path: Path) -> None:
-    data = LARGEST["claude"].read_bytes()
+    data = largest_of("claude").read_bytes()
     lines = data.splitlines(keepends=True)
     trace = tmp_path / "traces" / "t.jsonl"
     trace.parent.mkdir()
@@ -100,7 +105,7 @@ def test_an_untrusted_checkpoint_is_never_loaded(tmp_path: Path) -> None:
 
 
 def test_a_source_rewritten_behind_its_checkpoint_is_re_read(tmp_path: Path) -> None:
-    data = LARGEST["codex"].read_bytes()
+    data = largest_of("codex").read_bytes()
     lines = data.splitlines(keepends=True)
     half = b"".join(lines[: len(lines) // 2])
     trace = tmp_path / "traces" / "t.jsonl"
@@ -126,7 +131,7 @@ def test_pruning_a_source_collects_its_checkpoint(tmp_path: Path) -> None:
 
     trace = tmp_path / "traces" / "t.jsonl"
     trace.parent.mkdir()
-    trace.write_bytes(LARGEST["pi"].read_bytes())
+    trace.write_bytes(largest_of("pi").read_bytes())
     dataset = tmp_path / "dataset"
     build([trace.parent], dataset, jobs=1)
     assert len(_checkpoints(dataset)) == 1
@@ -142,7 +147,7 @@ def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
 ) -> None:
     from benchmarks.corpora import copy_line_ids
 
-    data = LARGEST["claude"].read_bytes()
+    data = largest_of("claude").read_bytes()
     lines = data.splitlines(keepends=True)
     cuts = [len(lines) // 3, 2 * len(lines) // 3, len(lines)]
     folder = tmp_path / "traces"
