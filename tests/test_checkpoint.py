@@ -57,13 +57,14 @@ def _checkpoints(dataset: Path) -> list[str]:
     return sorted(p.name for p in (dataset / "checkpoints").iterdir())
 
 
-@pytest.mark.parametrize("runtime", sorted(RUNTIMES))
+@pytest.mark.parametrize("runtime", RUNTIMES)
 def test_resumed_appends_equal_a_cold_build(tmp_path: Path, runtime: str) -> None:
-    data = largest_of(runtime).read_bytes()
+    source = largest_of(runtime)
+    data = source.read_bytes()
     lines = data.splitlines(keepends=True)
     first = b"".join(lines[: len(lines) * 2 // 5])
     middle = len(first) + len(b"".join(lines[len(lines) * 2 // 5 : len(lines) * 3 // 4])) + 9
-    trace = tmp_path / "traces" / largest_of(runtime).name
+    trace = tmp_path / "traces" / source.name
     trace.parent.mkdir()
     dataset = tmp_path / "dataset"
 
