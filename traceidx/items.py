@@ -143,7 +143,7 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
         strengths += run.strengths
         values += run.values
     counts = np.array([len(run) for run in runs], dtype=np.int64)
-    per_run = {  # (the same in any order of a run's rows)
+    per_run = {  # not reordered below: `_grouped_by_shape` keeps every row within its run
         "session_id": repeated([run.session_id for run in runs], counts),
         "source_id": repeated([run.source_id for run in runs], counts),
     }
