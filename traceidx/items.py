@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from traceidx.arrays import array as to_array
 from traceidx.model import VALUE_BY_ROLE, Item
 from traceidx.schema import SHAPE_BY_ROLE, SHAPES, repeated, semantic_column, table_schema
 
@@ -165,9 +166,9 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
         elif f.name in per_run:
             arrays.append(per_run[f.name])
         elif positions is None:
-            arrays.append(pa.array(columns[f.name], f.type))
+            arrays.append(to_array(columns[f.name], f.type))
         else:  # in Arrow: a take costs less than reordering the Python list
-            arrays.append(pa.array(columns[f.name], f.type).take(positions))
+            arrays.append(to_array(columns[f.name], f.type).take(positions))
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

@@ -21,6 +21,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from traceidx import model
+from traceidx.arrays import array as to_array
 
 #: Value Struct -> the name of its child in the stored `semantic` struct.
 SHAPE_OF: Final[dict[type[msgspec.Struct], str]] = {}
@@ -175,10 +176,10 @@ def semantic_column(
         if rows is None:
             rows = shaped[shape] = [None] * count
         rows[at] = values[at]
-    children: list[pa.Array] = [pa.array(roles, pa.string()), pa.array(strengths, pa.string())]
+    children: list[pa.Array] = [to_array(roles, pa.string()), to_array(strengths, pa.string())]
     for child in list(kind)[2:]:
         rows = shaped.get(child.name)
-        children.append(pa.nulls(count, child.type) if rows is None else pa.array(rows, child.type))
+        children.append(pa.nulls(count, child.type) if rows is None else to_array(rows, child.type))
     return pa.StructArray.from_arrays(children, fields=list(kind))
 
 
@@ -204,5 +205,5 @@ def to_table(table: str, objs: list[Any]) -> pa.Table:
             shaped = msgspec.to_builtins([v.value for v in values])
             columns.append(semantic_column(roles, strengths, shaped, f.type))
         else:
-            columns.append(pa.array(msgspec.to_builtins(values), f.type))
+            columns.append(to_array(msgspec.to_builtins(values), f.type))
     return pa.Table.from_arrays(columns, schema=schema)
