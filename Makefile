@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-$(BUILT): $(STAMP) setup.py $(shell find traceidx -name '*.py')
+$(BUILT): $(STAMP) setup.py $(shell find traceidx -name '*.py' -o -name '*.c')
 	rm -rf $(COMPILED)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --target $(COMPILED) .
 	$(BIN)/python -c "import sys; sys.path.insert(0, '$(COMPILED)'); import traceidx; \

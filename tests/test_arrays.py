@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -131,3 +132,35 @@ def test_large_columns() -> None:
     assert arrays.array(ints, pa.timestamp("ms", "UTC")).equals(
         pa.array(ints, pa.timestamp("ms", "UTC"))
     )
+
+
+@pytest.mark.parametrize("kind", [pa.bool_(), pa.int64(), pa.string(), SEMANTIC], ids=str)
+def test_runs_of_nulls_across_bitmap_bytes(kind: pa.DataType) -> None:
+    sample = {
+        pa.bool_(): True,
+        pa.int64(): 7,
+        pa.string(): "x",
+        SEMANTIC: {"role": "text", "evidence_strength": "direct", "text": {"has_images": True}},
+    }[kind]
+    for lead in range(9):
+        for run in (1, 7, 8, 9, 17, 64, 70):
+            values = [sample] * lead + [None] * run + [sample] * 3 + [None] * (run // 2)
+            _same(values, kind)
+
+
+@pytest.mark.parametrize("kind", [SEMANTIC, pa.int64(), pa.list_(pa.string())], ids=str)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_rows_in_a_given_order(kind: pa.DataType, data: st.DataObject) -> None:
+    values = data.draw(st.lists(values_of(kind, odd=False), max_size=20))
+    order = data.draw(st.permutations(range(len(values))))
+    rows = np.array(order, dtype=np.int64)
+    out = arrays.array(values, kind, rows)
+    out.validate(full=True)
+    assert out.equals(pa.array(values, kind).take(rows))
+    assert out.equals(pa.array([values[at] for at in order], kind))
+
+
+def test_an_order_naming_a_row_that_is_not_there() -> None:
+    with pytest.raises((IndexError, pa.ArrowIndexError)):
+        arrays.array([1, 2], pa.int64(), np.array([0, 2], dtype=np.int64))

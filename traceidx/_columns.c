@@ -1,7 +1,9 @@
 /* Python values (builtins) to Arrow buffers, for the column types a build converts most.
  *
- * `convert(spec, values, allocate)` walks a list of values once and fills Arrow's buffers for
- * them, as `pyarrow.array(values, type)` would, for the types a spec can describe:
+ * `convert(spec, values, allocate, order=None)` walks a list of values once and fills Arrow's
+ * buffers for them, as `pyarrow.array(values, type)` would (with an `order`, a buffer of int64
+ * row numbers, the values in that order: `pyarrow.array(values, type).take(order)`), for the
+ * types a spec can describe:
  *
  *   ("int64",)  ("bool",)  ("string",)  ("list", item)  ("struct", (name, ...), (child, ...))
  *
@@ -95,6 +97,24 @@ static int bit_append(Buf *b, Py_ssize_t at, int on) {
         b->data[b->size++] = 0;
     }
     if (on) b->data[byte] |= (char)(1 << (at & 7));
+    return 0;
+}
+
+/* sets bits [at, at + n) to `on`, the bitmap grown to hold them */
+static int bits_append(Buf *b, Py_ssize_t at, Py_ssize_t n, int on) {
+    size_t need = (size_t)((at + n + 7) >> 3);
+    if (need > b->size) {
+        if (buf_reserve(b, need - b->size) < 0) return -1;
+        memset(b->data + b->size, 0, need - b->size);
+        b->size = need;
+    }
+    if (on) {
+        Py_ssize_t i = at, end = at + n;
+        for (; i < end && (i & 7); i++) b->data[i >> 3] |= (char)(1 << (i & 7));
+        Py_ssize_t bytes = (end - i) >> 3;
+        memset(b->data + (i >> 3), 0xff, (size_t)bytes);
+        for (i += bytes << 3; i < end; i++) b->data[i >> 3] |= (char)(1 << (i & 7));
+    }
     return 0;
 }
 
@@ -215,31 +235,39 @@ static Builder *builder_new(Spec *spec, PyObject *allocate) {
 
 static size_t child_length(Builder *b) { return (size_t)b->children[0]->length; }
 
-/* one slot, valid or null, with the type's empty value in its data */
-static int append_slot(Builder *b, int valid) {
+static int offsets_repeat(Buf *offsets, size_t end, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (offset_append(offsets, end) < 0) return -1;
+    return 0;
+}
+
+/* `n` slots, valid or null, with the type's empty value in their data */
+static int append_slots(Builder *b, Py_ssize_t n, int valid) {
     switch (b->spec->kind) {
     case K_INT64: {
-        int64_t zero = 0;
-        if (buf_append(&b->values, &zero, sizeof zero) < 0) return -1;
+        size_t bytes = (size_t)n * sizeof(int64_t);
+        if (buf_reserve(&b->values, bytes) < 0) return -1;
+        memset(b->values.data + b->values.size, 0, bytes);
+        b->values.size += bytes;
         break;
     }
     case K_BOOL:
-        if (bit_append(&b->values, b->length, 0) < 0) return -1;
+        if (bits_append(&b->values, b->length, n, 0) < 0) return -1;
         break;
     case K_STRING:
-        if (offset_append(&b->offsets, b->values.size) < 0) return -1;
+        if (offsets_repeat(&b->offsets, b->values.size, n) < 0) return -1;
         break;
     case K_LIST:
-        if (offset_append(&b->offsets, child_length(b)) < 0) return -1;
+        if (offsets_repeat(&b->offsets, child_length(b), n) < 0) return -1;
         break;
     case K_STRUCT:
         for (Py_ssize_t i = 0; i < b->spec->nfields; i++)
-            if (append_slot(b->children[i], 1) < 0) return -1;
+            if (append_slots(b->children[i], n, 1) < 0) return -1;
         break;
     }
-    if (bit_append(&b->validity, b->length, valid) < 0) return -1;
-    if (!valid) b->null_count++;
-    b->length++;
+    if (bits_append(&b->validity, b->length, n, valid) < 0) return -1;
+    if (!valid) b->null_count += n;
+    b->length += n;
     return 0;
 }
 
@@ -263,7 +291,7 @@ static int append_struct(Builder *b, PyObject *value) {
 }
 
 static int append(Builder *b, PyObject *value) {
-    if (value == Py_None) return append_slot(b, 0); /* a struct's children: empty values */
+    if (value == Py_None) return append_slots(b, 1, 0); /* a struct's children: empty values */
     switch (b->spec->kind) {
     case K_INT64: {
         if (!PyLong_CheckExact(value)) return unsupported(value, "an int64 from a value not an int");
@@ -358,27 +386,71 @@ fail:
     return NULL;
 }
 
+/* the value at row `at` of the output: values[order[at]] (values[at] without an order) */
+static int value_at(PyObject *values, const int64_t *order, Py_ssize_t at, PyObject **out) {
+    Py_ssize_t index = order == NULL ? at : (Py_ssize_t)order[at];
+    if (index < 0 || index >= PyList_GET_SIZE(values)) {
+        PyErr_Format(PyExc_IndexError, "order names row %zd of %zd", index,
+                     PyList_GET_SIZE(values));
+        return -1;
+    }
+    *out = PyList_GET_ITEM(values, index);
+    return 0;
+}
+
 static PyObject *convert(PyObject *Py_UNUSED(module), PyObject *args) {
-    PyObject *spec_obj, *values, *allocate;
-    if (!PyArg_ParseTuple(args, "OO!O:convert", &spec_obj, &PyList_Type, &values, &allocate))
+    PyObject *spec_obj, *values, *allocate, *order_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "OO!O|O:convert", &spec_obj, &PyList_Type, &values, &allocate,
+                          &order_obj))
         return NULL;
+    Py_buffer order = {0};
+    Py_ssize_t count = PyList_GET_SIZE(values);
+    if (order_obj != Py_None) {
+        if (PyObject_GetBuffer(order_obj, &order, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+            return NULL;
+        if (order.itemsize != 8 || order.format == NULL || strchr("qlQL", order.format[0]) == NULL) {
+            PyBuffer_Release(&order);
+            PyErr_SetString(PyExc_TypeError, "an order is a buffer of int64 row numbers");
+            return NULL;
+        }
+        count = order.len / 8;
+    }
+    const int64_t *rows = order.buf;
+    PyObject *result = NULL, *value;
+    Builder *b = NULL;
     Spec *spec = spec_parse(spec_obj);
-    if (spec == NULL) return NULL;
-    PyObject *result = NULL;
-    Builder *b = builder_new(spec, allocate);
+    if (spec == NULL) goto done;
+    b = builder_new(spec, allocate);
     if (b == NULL) goto done;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(values); i++)
-        if (append(b, PyList_GET_ITEM(values, i)) < 0) goto done;
+    Py_ssize_t at = 0;
+    while (at < count) {
+        if (value_at(values, rows, at, &value) < 0) goto done;
+        if (value != Py_None) {
+            if (append(b, value) < 0) goto done;
+            at++;
+            continue;
+        }
+        /* a run of nulls at once (a shape's column is null wherever rows are of another) */
+        Py_ssize_t end = at + 1;
+        for (; end < count; end++) {
+            if (value_at(values, rows, end, &value) < 0) goto done;
+            if (value != Py_None) break;
+        }
+        if (append_slots(b, end - at, 0) < 0) goto done;
+        at = end;
+    }
     result = finish(b);
 done:
     builder_free(b);
     spec_free(spec);
+    if (order.obj != NULL) PyBuffer_Release(&order);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"convert", convert, METH_VARARGS,
-     "convert(spec, values, allocate) -> (length, null_count, validity, buffers, children)"},
+     "convert(spec, values, allocate, order=None) -> (length, null_count, validity, buffers, "
+     "children)"},
     {NULL, NULL, 0, NULL},
 };
 

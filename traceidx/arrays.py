@@ -4,7 +4,8 @@
 builder calls through several layers, and for a struct one dict lookup per member. The C
 extension ``traceidx._columns`` (compiled with the mypyc modules; see setup.py) fills the
 same buffers in one walk over the values, for the types a build converts most: int64, bool,
-string, timestamp (as int64), list and struct of these. The result equals
+string, timestamp (as int64), list and struct of these, in the given order of rows if asked
+(so a caller that groups rows need not reorder its lists, nor Arrow take). The result equals
 ``pyarrow.array(values, type)`` (tested on random values, `tests/test_arrays.py`); values it
 does not take (a tuple for a struct, a float for an int, an int out of range, a string that is
 not UTF-8) and other types go to pyarrow, which converts them or reports them its own way.
@@ -16,6 +17,8 @@ import importlib
 from types import ModuleType
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 
@@ -77,13 +80,16 @@ def _array(kind: pa.DataType, node: tuple[Any, ...]) -> pa.Array:
     return pa.Array.from_buffers(kind, length, parts, nulls, children=items)
 
 
-def array(values: list[Any], kind: pa.DataType) -> pa.Array:
-    """``pyarrow.array(values, kind)``, converted by the C converter when it can."""
+def array(
+    values: list[Any], kind: pa.DataType, order: npt.NDArray[np.int64] | None = None
+) -> pa.Array:
+    """``pyarrow.array(values, kind)``, converted by the C converter when it can; with an
+    `order` (row numbers), its rows in that order (``.take(order)``, with no reordered copy)."""
     spec = _spec(kind) if _columns is not None else None
-    if spec is None or _columns is None:
-        return pa.array(values, kind)
-    try:
-        node = _columns.convert(spec, values, _allocate)
-    except _columns.Unsupported:
-        return pa.array(values, kind)
-    return _array(kind, node)
+    if spec is not None and _columns is not None:
+        try:
+            return _array(kind, _columns.convert(spec, values, _allocate, order))
+        except _columns.Unsupported:
+            pass
+    converted = pa.array(values, kind)
+    return converted if order is None else converted.take(order)

@@ -148,16 +148,12 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
         "session_id": repeated([run.session_id for run in runs], counts),
         "source_id": repeated([run.source_id for run in runs], counts),
     }
-    order = _grouped_by_shape(runs)
-    if order is not None:  # long runs of nulls in the other shapes' columns: cheap to encode
-        roles = [roles[at] for at in order]
-        strengths = [strengths[at] for at in order]
-        values = [values[at] for at in order]
-    positions = None if order is None else pa.array(order, pa.int64())
+    order = _grouped_by_shape(runs)  # long runs of nulls in the other shapes' columns
+    positions = None if order is None else np.array(order, dtype=np.int64)
     arrays = []
     for f in schema:
         if f.name == "semantic":
-            arrays.append(semantic_column(roles, strengths, values, f.type))
+            arrays.append(semantic_column(roles, strengths, values, f.type, positions))
         elif f.name == "record_ids":  # one flat list and offsets, not a list per item
             offsets = pa.array(accumulate(record_counts), pa.int32())
             flat = np.concatenate(record_ids) if record_ids else np.empty(0, np.int64)
@@ -165,10 +161,8 @@ def items_table(runs: list[ItemColumns]) -> pa.Table:
             arrays.append(supported if positions is None else supported.take(positions))
         elif f.name in per_run:
             arrays.append(per_run[f.name])
-        elif positions is None:
-            arrays.append(to_array(columns[f.name], f.type))
-        else:  # in Arrow: a take costs less than reordering the Python list
-            arrays.append(to_array(columns[f.name], f.type).take(positions))
+        else:  # converted in that order: no list reordered, no take
+            arrays.append(to_array(columns[f.name], f.type, positions))
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

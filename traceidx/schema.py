@@ -163,11 +163,15 @@ def to_row(obj: msgspec.Struct) -> dict[str, Any]:
 
 
 def semantic_column(
-    roles: list[str], strengths: list[str], values: list[Any], kind: pa.StructType
+    roles: list[str],
+    strengths: list[str],
+    values: list[Any],
+    kind: pa.StructType,
+    order: npt.NDArray[np.int64] | None = None,
 ) -> pa.StructArray:
     """The ``semantic`` column of rows given their roles, strengths and values (as builtins):
     each value goes to its role's shape child (the other children null), built one shape at
-    a time."""
+    a time; with an `order` (row numbers), the rows in that order."""
     count = len(roles)
     shaped: dict[str, list[Any]] = {}  # shape -> its child's rows (None where another shape)
     for at, role in enumerate(roles):
@@ -176,10 +180,16 @@ def semantic_column(
         if rows is None:
             rows = shaped[shape] = [None] * count
         rows[at] = values[at]
-    children: list[pa.Array] = [to_array(roles, pa.string()), to_array(strengths, pa.string())]
+    children: list[pa.Array] = [
+        to_array(roles, pa.string(), order),
+        to_array(strengths, pa.string(), order),
+    ]
     for child in list(kind)[2:]:
         rows = shaped.get(child.name)
-        children.append(pa.nulls(count, child.type) if rows is None else to_array(rows, child.type))
+        if rows is None:
+            children.append(pa.nulls(count, child.type))
+        else:
+            children.append(to_array(rows, child.type, order))
     return pa.StructArray.from_arrays(children, fields=list(kind))
 
 
