@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceidx import arrays
+from traceidx.arrays import array as to_array
 from traceidx.ids import record_ids
 from traceidx.model import ByteRange, Record
 from traceidx.schema import repeated, table_schema
@@ -170,11 +170,11 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
     fingerprint = pa.Array.from_buffers(
         pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(bytes(fingerprints))]
     )
-    raw_times = arrays.array(times, pa.int64())
+    raw_times = to_array(times, pa.int64())
     occurred = pc.if_else(pc.equal(raw_times, NO_TIME), None, raw_times)
     schema = table_schema("records")
     content_range = pa.StructArray.from_arrays(
-        [arrays.array(starts, pa.int64()), arrays.array(ends, pa.int64())],
+        [to_array(starts, pa.int64()), to_array(ends, pa.int64())],
         fields=list(schema.field("content_range").type),
     )
     columns = [
@@ -183,8 +183,8 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         pa.array(positions, pa.int64()),
         content_range,
         fingerprint,
-        arrays.array(statuses, pa.string()),
+        to_array(statuses, pa.string()),
         occurred.cast(schema.field("occurred_at").type),
-        arrays.array(native_types, pa.string()),
+        to_array(native_types, pa.string()),
     ]
     return pa.Table.from_arrays(columns, schema=schema)
