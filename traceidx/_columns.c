@@ -89,17 +89,6 @@ static int buf_append(Buf *b, const void *src, size_t n) {
     return 0;
 }
 
-/* sets bit `at` to `on` in a bitmap grown a byte at a time */
-static int bit_append(Buf *b, Py_ssize_t at, int on) {
-    size_t byte = (size_t)(at >> 3);
-    if (byte >= b->size) {
-        if (buf_reserve(b, 1) < 0) return -1;
-        b->data[b->size++] = 0;
-    }
-    if (on) b->data[byte] |= (char)(1 << (at & 7));
-    return 0;
-}
-
 /* sets bits [at, at + n) to `on`, the bitmap grown to hold them */
 static int bits_append(Buf *b, Py_ssize_t at, Py_ssize_t n, int on) {
     size_t need = (size_t)((at + n + 7) >> 3);
@@ -285,7 +274,7 @@ static int append_struct(Builder *b, PyObject *value) {
         if (member == NULL && PyErr_Occurred()) return -1;
         if (append(b->children[i], member == NULL ? Py_None : member) < 0) return -1;
     }
-    if (bit_append(&b->validity, b->length, 1) < 0) return -1;
+    if (bits_append(&b->validity, b->length, 1, 1) < 0) return -1;
     b->length++;
     return 0;
 }
@@ -306,7 +295,7 @@ static int append(Builder *b, PyObject *value) {
     case K_BOOL:
         if (value != Py_True && value != Py_False)
             return unsupported(value, "a bool from a value not a bool");
-        if (bit_append(&b->values, b->length, value == Py_True) < 0) return -1;
+        if (bits_append(&b->values, b->length, 1, value == Py_True) < 0) return -1;
         break;
     case K_STRING: {
         if (!PyUnicode_CheckExact(value)) return unsupported(value, "a string from a value not a str");
@@ -332,16 +321,17 @@ static int append(Builder *b, PyObject *value) {
     case K_STRUCT:
         return append_struct(b, value);
     }
-    if (bit_append(&b->validity, b->length, 1) < 0) return -1;
+    if (bits_append(&b->validity, b->length, 1, 1) < 0) return -1;
     b->length++;
     return 0;
 }
 
 /* ---- results ---------------------------------------------------------------------------- */
 
-/* the buffer, cut to its size (its capacity stays reserved), given to the caller */
-static PyObject *bytes_of(Buf *b) {
-    if (b->owner == NULL) return PyBytes_FromStringAndSize("", 0);
+/* the buffer, cut to its size (its capacity stays reserved), given to the caller; an Arrow
+ * buffer even when nothing was written to it */
+static PyObject *buffer_of(Buf *b) {
+    if (b->owner == NULL) return PyObject_CallFunction(b->allocate, "n", (Py_ssize_t)0);
     PyObject *done = PyObject_CallMethod(b->owner, "resize", "n", (Py_ssize_t)b->size);
     if (done == NULL) return NULL;
     Py_DECREF(done);
@@ -351,7 +341,7 @@ static PyObject *bytes_of(Buf *b) {
 static PyObject *finish(Builder *b) {
     PyObject *validity = NULL, *buffers = NULL, *children = NULL;
     if (b->null_count) {
-        validity = bytes_of(&b->validity);
+        validity = buffer_of(&b->validity);
     } else {
         validity = Py_NewRef(Py_None);
     }
@@ -359,13 +349,13 @@ static PyObject *finish(Builder *b) {
     switch (b->spec->kind) {
     case K_INT64:
     case K_BOOL:
-        buffers = Py_BuildValue("(N)", bytes_of(&b->values));
+        buffers = Py_BuildValue("(N)", buffer_of(&b->values));
         break;
     case K_STRING:
-        buffers = Py_BuildValue("(NN)", bytes_of(&b->offsets), bytes_of(&b->values));
+        buffers = Py_BuildValue("(NN)", buffer_of(&b->offsets), buffer_of(&b->values));
         break;
     case K_LIST:
-        buffers = Py_BuildValue("(N)", bytes_of(&b->offsets));
+        buffers = Py_BuildValue("(N)", buffer_of(&b->offsets));
         break;
     default:
         buffers = PyTuple_New(0);

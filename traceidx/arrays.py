@@ -61,18 +61,13 @@ def _spec(kind: pa.DataType) -> tuple[Any, ...] | None:
     return spec
 
 
-def _buffer(data: pa.Buffer | bytes) -> pa.Buffer:
-    return data if isinstance(data, pa.Buffer) else pa.py_buffer(data)
-
-
 def _allocate(size: int) -> pa.ResizableBuffer:
     return pa.allocate_buffer(size, resizable=True)
 
 
 def _array(kind: pa.DataType, node: tuple[Any, ...]) -> pa.Array:
     length, nulls, validity, buffers, children = node
-    parts = [None if validity is None else _buffer(validity)]
-    parts += [_buffer(buffer) for buffer in buffers]
+    parts = [validity, *buffers]  # Arrow buffers (validity None when no slot is null)
     if pa.types.is_list(kind):
         items = [_array(kind.value_type, children[0])]
     elif pa.types.is_struct(kind):
@@ -87,8 +82,7 @@ def array(
 ) -> pa.Array:
     """``pyarrow.array(values, kind)``, converted by the C converter when it can; with an
     `order` (row numbers), its rows in that order (``.take(order)``, with no reordered copy)."""
-    spec = _spec(kind) if _columns is not None else None
-    if spec is not None and _columns is not None:
+    if _columns is not None and (spec := _spec(kind)) is not None:
         try:
             return _array(kind, _columns.convert(spec, values, _allocate, order))
         except _columns.Unsupported:
