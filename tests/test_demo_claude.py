@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import corpus_path
 from traceidx.demo.claude import encode_cwd
 from traceidx.demo.claude import generate as generate_claude_corpus
+from traceidx.ingest import Settings, ingest
 
 Line = dict[str, Any]
 
@@ -188,3 +190,60 @@ def test_line_sizes_calibrated_to_real_transcripts(tmp_path: Path) -> None:
     sizes = [len(raw) for path in paths for raw in path.read_bytes().splitlines()]
     mean = sum(sizes) / len(sizes)
     assert 1500 <= mean <= 2500, mean
+
+
+def _items_per_mb(paths: list[Path], every: bool = False) -> float:
+    """Items per MB of the transcripts among `paths` (`every` one of them, when asked), as
+    traceidx projects them."""
+    items = size = 0
+    for path in paths:
+        result = ingest(str(path), Settings())
+        assert not every or (result.state == "indexed" and not result.unknown_types), path
+        if result.state == "indexed":
+            items, size = items + result.item_count, size + result.size
+    return items / (size / 1e6)
+
+
+def test_items_per_megabyte_calibrated_to_real_transcripts(tmp_path: Path) -> None:
+    # A build's work grows with Items, the raw decode's with bytes, so a corpus that packs more
+    # Items into a megabyte than real transcripts do misstates what building them costs. Real
+    # transcripts hold many lines that make no Item (the public 2.0/2.1 ones `progress` lines,
+    # 2.1.332 its request bookkeeping): 190 Items per MB in the public ones, 109 in those the
+    # real 2.1.332 wrote for the shared corpus. Without its request bookkeeping the generator
+    # made about 310 per MB (1.6x the public transcripts); it must stay within 1.5x of them, and
+    # above the sparsest real ones.
+    real = _items_per_mb(sorted(corpus_path("public", "claude").glob("*.jsonl")))
+    sparsest = _items_per_mb(
+        sorted(
+            p for p in corpus_path("generated", "claude").rglob("*.jsonl") if "_gen" not in p.parts
+        )
+    )
+    made = _items_per_mb(generate_claude_corpus(tmp_path, sessions=40, seed=0), every=True)
+    assert sparsest <= made <= 1.5 * real, (made, real, sparsest)
+
+
+def test_request_bookkeeping(corpus: tuple[Path, list[Path]]) -> None:
+    # Every response is preceded by its api-request line; each transcript's first requests
+    # write the shape, a blob of the prompt and the prompt snapshots (the second with tools).
+    _, paths = corpus
+    for path in paths:
+        lines = _lines(path)
+        requests = [x for x in lines if x["type"] == "api-request"]
+        responses = {x["message"]["id"] for x in lines if x["type"] == "assistant"}
+        synthetic = {
+            x["message"]["id"]
+            for x in lines
+            if x["type"] == "assistant" and x.get("isApiErrorMessage")
+        }
+        assert len(requests) == len(responses - synthetic), path
+        assert [x.get("base") for x in requests[1:]] == [x["id"] for x in requests[:-1]]
+        assert {x["shapeHash"] for x in requests} == {
+            x["shapeHash"] for x in lines if x["type"] == "api-request-shape"
+        }
+        snapshots = [
+            x["attachment"]
+            for x in lines
+            if x["type"] == "attachment" and x["attachment"]["type"] == "prompt_snapshot"
+        ]
+        assert ["tools" in s for s in snapshots] == [False, True][: len(requests)], path
+        assert any(x["type"] == "api-request-blob" for x in lines), path

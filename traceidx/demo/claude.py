@@ -14,7 +14,12 @@ interactive samples (``turn_duration``, ``ai-title``, ``permission-mode``, file-
 * bookkeeping lines: ``queue-operation``, ``attachment`` (``deferred_tools_delta``,
   ``skill_listing``, ``date``, ``queued_command``), ``last-prompt``, ``tools-used``, ``ai-title``,
   ``permission-mode``, ``file-history-snapshot`` and ``system`` (``turn_duration``, ``api_error``,
-  ``compact_boundary``).
+  ``compact_boundary``);
+* request bookkeeping, as 2.1.332 writes it before every API request (``api-request``; the
+  first requests of a transcript also ``api-request-shape``, ``api-request-blob`` and
+  ``prompt_snapshot`` attachments), ``atis-latch``, ``cost-state`` and ``mode``
+  (`traceidx.demo.claude_requests`). None of them makes an Item, so they decide, as in real
+  transcripts, how many Items a megabyte holds.
 
 Scenarios (seeded rates; the first eight sessions each showcase one so small corpora have them
 all): foreground subagents, mid-turn steering, interrupts (tool rejected / mid-stream), synthetic
@@ -38,6 +43,7 @@ from typing import Any
 
 import msgspec
 
+from traceidx.demo.claude_requests import Requests
 from traceidx.demo.shape import long_indexes
 
 Obj = dict[str, Any]
@@ -2019,12 +2025,41 @@ class _Transcript:
         self.tools_used: list[str] = []
         self.responses = 0
         self.last_usage: Obj = {}
+        # the request bookkeeping lines, from their own random stream
+        source = "repl_main_thread" if agent_id is None else "agent"
+        self.requests = Requests(f"requests:{gen.session_id}:{agent_id}", source)
+        self.new_messages = 0  # messages written since the last request
+        self.unsent: str | None = None  # a new prompt the next request sends (its blob)
 
     # -- envelope -------------------------------------------------------------------------------
 
     def meta(self, body: Obj) -> None:
         body["sessionId"] = self.gen.session_id
         self.lines.append(_enc(body))
+
+    def book(self, body: Obj, stamped: bool = True) -> None:
+        """A bookkeeping line: its type, the session, then (`stamped`) time and version."""
+        line: Obj = {"type": body.pop("type"), "sessionId": self.gen.session_id}
+        if stamped:
+            line.update(timestamp=self.gen.now(), version=VERSION)
+        line.update(body)
+        self.lines.append(_enc(line))
+
+    def request(self) -> None:
+        """The lines 2.1.332 writes before an API request (`traceidx.demo.claude_requests`)."""
+        req = self.requests
+        if req.count < 2:  # the system prompt, then the tools too, are snapshotted
+            body: Obj = {"attachment": req.snapshot(with_tools=req.count == 1)}
+            body.update(type="attachment", uuid=req.uuid(), timestamp=self.gen.now())
+            self.line(body)
+        if req.count == 0:
+            self.book(req.shape_line())
+        if self.unsent is not None:
+            self.book(req.blob(self.unsent), stamped=False)
+            self.unsent = None
+        effort = "high" if self.model == "claude-opus-4-5" else "medium"
+        self.book(req.request(self.model, effort, self.new_messages))
+        self.new_messages = 0
 
     def line(self, body: Obj, parent: str | None = _UNSET, prompt_id: str | None = None) -> str:
         rec: Obj = {"parentUuid": self.leaf if parent == _UNSET else parent}
@@ -2047,6 +2082,7 @@ class _Transcript:
         body["uuid"] = self.ids.uuid()
         body["timestamp"] = self.gen.now()
         body.update(extra or {})
+        self.new_messages += 1
         return self.line(body, parent, self.gen.prompt_id)
 
     def attachment(self, att: Obj, rendered: Any, role: str = "system") -> str:
@@ -2087,6 +2123,7 @@ class _Transcript:
 
     def response(self, blocks: list[Obj], stop: str) -> list[str]:
         """Write one API response, one line per block; returns the line uuids."""
+        self.request()
         self.gen.last_prompt(self)
         self._note_tools(blocks)
         thinking = sum(
@@ -2096,7 +2133,9 @@ class _Transcript:
         usage = self.usage(output + self.rng.randint(8, 40), thinking)
         self.last_usage = usage
         msg_id, req = self.ids.msg(), self.ids.req()
+        sent = self.gen.clock
         self.gen.advance(700, 6000 + 40 * output)
+        self.requests.spend(self.model, usage, self.gen.clock - sent)
         uids = []
         for i, block in enumerate(blocks):
             message: Obj = {"id": msg_id, "type": "message", "role": "assistant"}
@@ -2125,7 +2164,9 @@ class _Transcript:
     def tool_results(self, calls: list[tuple[_Call, str, str]]) -> None:
         """One user line per call (call, tool_use id, uuid of its assistant line)."""
         for call, tid, src in calls:
+            before = self.gen.clock
             self.gen.advance(call.duration_ms, call.duration_ms * 3)
+            self.gen.tool_ms += self.gen.clock - before
             block: Obj = {"tool_use_id": tid, "type": "tool_result", "content": call.content}
             if call.is_error:
                 block = {"type": "tool_result", "content": call.content, "is_error": True}
@@ -2176,6 +2217,7 @@ class _SessionGen:
         self.permission_mode = _weighted(rng, PERMISSION_MODES)
         day = index * SPAN_DAYS // max(total, 1)
         self.clock = BASE_MS + day * DAY_MS + rng.randint(0, 9 * 3600) * 1000
+        self.started, self.tool_ms = self.clock, 0
         self.tail: Obj = {
             "userType": "external",
             "entrypoint": "cli",
@@ -2215,6 +2257,8 @@ class _SessionGen:
             self.main.meta(
                 {"type": "last-prompt", "lastPrompt": self.prompt_text, "leafUuid": tr.leaf}
             )
+            if tr.requests.rng.random() < 0.65:
+                tr.book({"type": "atis-latch", "atis": ""}, stamped=False)
 
     # -- session ----------------------------------------------------------------------------------
 
@@ -2241,6 +2285,8 @@ class _SessionGen:
     def between_turns(self, last: bool) -> None:
         if self.compaction == "manual" and (last or self.rng.random() < 0.5):
             self.manual_compact()
+        if self.main.requests.rng.random() < 0.15:
+            self.main.book({"type": "mode", "mode": "normal"}, stamped=False)
         gap = self.rng.choice((15, 40, 90, 240, 600, 1500)) * 1000
         self.advance(gap // 2, gap)
         if gap > 300_000:  # the 5-minute prompt cache expired
@@ -2277,6 +2323,8 @@ class _SessionGen:
         body.update(sentAtMs=self.clock, rowSource="local")
         body["turnPosition"] = {"promptIndex": 0, "turnIndex": t + 1}
         tr.line(body, prompt_id=self.prompt_id)
+        tr.new_messages += 1
+        tr.unsent = text
         if t == 0:
             self.session_attachments()
 
@@ -2351,6 +2399,7 @@ class _SessionGen:
         else:
             self.final_step(lang, c)
             self.turn_duration(start, len(self.main.lines) - first_line)
+            self.main.book(self.main.requests.cost_state(self.started, self.clock, self.tool_ms))
 
     def pre_blocks(self, c: _Ctx, *, ack: str | None = None) -> list[Obj]:
         fmt = {"mod": c.mod, "fn": c.fn, "path": c.path}
@@ -2445,6 +2494,7 @@ class _SessionGen:
     def stream_interrupt(self, lang: str, c: _Ctx) -> None:
         """The user interrupts while the answer streams: partial text, stop_reason null."""
         tr = self.main
+        tr.request()
         self.last_prompt(tr)
         full = self.final_text(lang, c)
         usage = {
@@ -2621,6 +2671,7 @@ class _SessionGen:
     def run_child(self, child: _Transcript, prompt: str, report: str, c: _Ctx) -> int:
         """Write the subagent's transcript; returns its number of tool calls."""
         child.user(prompt, {"rowSource": "recorded"}, parent=None)
+        child.unsent = prompt
         self.date_attachment(child)
         tools = 0
         for _ in range(self.rng.randint(0, 3)):
