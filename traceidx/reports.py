@@ -122,9 +122,15 @@ def params(**kwargs: Any) -> ReportParams:
         raise ReportError(str(exc)) from exc
 
 
+def bundled_prices() -> list[dict[str, Any]]:
+    """The price entries of the bundled table (``traceidx/prices.json``), in its order."""
+    table = json.loads(resources.files("traceidx").joinpath("prices.json").read_text("utf-8"))
+    entries: list[dict[str, Any]] = table["models"]
+    return entries
+
+
 def load_prices(override: Path | None = None) -> list[dict[str, Any]]:
     """Price entries in precedence order (user file first, then the bundled table)."""
-    bundled = json.loads(resources.files("traceidx").joinpath("prices.json").read_text("utf-8"))
     entries: list[dict[str, Any]] = []
     user = override or _user_prices()
     if user is not None:
@@ -133,7 +139,7 @@ def load_prices(override: Path | None = None) -> list[dict[str, Any]]:
         except (OSError, ValueError) as exc:
             raise ReportError(f"{user}: cannot read prices ({exc})") from exc
         entries.extend(data.get("models", []))
-    entries.extend(bundled["models"])
+    entries.extend(bundled_prices())
     for entry in entries:
         try:
             re.compile(entry["pattern"])

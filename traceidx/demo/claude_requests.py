@@ -21,10 +21,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import random
+import re
+import uuid
 from typing import Any
+
+from traceidx.reports import bundled_prices
 
 Obj = dict[str, Any]
 
+#: the line the system prompt opens with
+CLI_PREFIX = "You are Claude Code, a command-line coding agent."
 #: sections of the system prompt (a snapshot lists them; the shape joins them)
 SYSTEM_SECTIONS = (
     "You are an interactive command-line agent that helps people with software engineering "
@@ -172,12 +178,19 @@ _BETAS = (
     "context-management-2025-06-27",
     "prompt-caching-scope-2026-01-05",
 )
-#: what each model's tokens cost, in USD per million (input, output, cache read, cache write)
-_PRICES = {
-    "claude-opus-4-5": (5.0, 25.0, 0.5, 6.25),
-    "claude-sonnet-4-5": (3.0, 15.0, 0.3, 3.75),
-    "claude-haiku-4-5": (1.0, 5.0, 0.1, 1.25),
-}
+#: usage members counted into a ``cost-state`` line: (its name there, the price it costs)
+_SPENT = (
+    ("input_tokens", "inputTokens", "input"),
+    ("output_tokens", "outputTokens", "output"),
+    ("cache_read_input_tokens", "cacheReadInputTokens", "cached_input"),
+    ("cache_creation_input_tokens", "cacheCreationInputTokens", "cache_write"),
+)
+
+
+@functools.cache
+def _price(model: str) -> dict[str, Any] | None:
+    """The bundled price entry of a model (the first whose pattern matches), if any."""
+    return next((e for e in bundled_prices() if re.search(e["pattern"], model)), None)
 
 
 def _description(name: str) -> str:
@@ -209,7 +222,7 @@ def shape() -> tuple[Obj, str]:
         {"name": n, "description": _description(n), "input_schema": _schema(n)} for n in _TOOL_TEXT
     ]
     system = [
-        {"type": "text", "text": "You are Claude Code, a command-line coding agent."},
+        {"type": "text", "text": CLI_PREFIX},
         {"type": "text", "text": "\n\n".join(SYSTEM_SECTIONS)},
     ]
     body = {"system": system, "tools": tools}
@@ -217,14 +230,9 @@ def shape() -> tuple[Obj, str]:
 
 
 def _snapshot_tools() -> list[Obj]:
-    return [
-        {
-            "name": n,
-            "description": _description(n),
-            "schema": {"name": n, "description": _description(n), "input_schema": _schema(n)},
-        }
-        for n in _TOOL_TEXT
-    ]
+    """The tools as a prompt snapshot lists them: each with its whole schema."""
+    tools: list[Obj] = shape()[0]["tools"]
+    return [{"name": t["name"], "description": t["description"], "schema": t} for t in tools]
 
 
 class Requests:
@@ -237,12 +245,11 @@ class Requests:
         self.last_id: str | None = None
         self.messages = 0  # messages of the conversation so far
         self.cost: dict[str, Obj] = {}
+        self.unpriced = False  # a model the bundled price table does not list was used
         self.api_ms = 0
 
     def uuid(self) -> str:
-        bits = self.rng.getrandbits(128)
-        text = f"{bits:032x}"
-        return f"{text[:8]}-{text[8:12]}-4{text[13:16]}-a{text[17:20]}-{text[20:]}"
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
 
     def digest(self) -> str:
         return f"{self.rng.getrandbits(256):064x}"
@@ -252,7 +259,7 @@ class Requests:
         att: Obj = {"type": "prompt_snapshot", "systemPrompt": list(SYSTEM_SECTIONS)}
         if with_tools:
             att["tools"] = _snapshot_tools()
-            att["cliPrefix"] = "You are Claude Code, a command-line coding agent."
+            att["cliPrefix"] = CLI_PREFIX
             att["systemTurns"] = []
             att["toolChangeHeader"] = None
             att["inlineTools"] = False
@@ -310,29 +317,18 @@ class Requests:
     def spend(self, model: str, usage: Obj, ms: int) -> None:
         """Count a response's usage into the running totals."""
         self.api_ms += ms
-        entry = self.cost.setdefault(
-            model,
-            {
-                "inputTokens": 0,
-                "outputTokens": 0,
-                "cacheReadInputTokens": 0,
-                "cacheCreationInputTokens": 0,
-                "webSearchRequests": 0,
-                "costUSD": 0.0,
-            },
-        )
-        parts = (
-            usage.get("input_tokens", 0),
-            usage.get("output_tokens", 0),
-            usage.get("cache_read_input_tokens", 0),
-            usage.get("cache_creation_input_tokens", 0),
-        )
-        names = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
-        for name, count in zip(names, parts, strict=True):
+        entry = self.cost.get(model)
+        if entry is None:
+            entry = {name: 0 for _, name, _ in _SPENT}
+            entry.update(webSearchRequests=0, costUSD=0.0)
+            self.cost[model] = entry
+        price, spent = _price(model), 0.0
+        for member, name, kind in _SPENT:
+            count = usage.get(member, 0)
             entry[name] += count
-        prices = _PRICES.get(model, _PRICES["claude-sonnet-4-5"])
-        spent = sum(c * p for c, p in zip(parts, prices, strict=True)) / 1e6
-        entry["costUSD"] = round(entry["costUSD"] + spent, 7)
+            spent += count * price[kind] if price is not None else 0.0
+        self.unpriced = self.unpriced or price is None
+        entry["costUSD"] = round(entry["costUSD"] + spent / 1e6, 7)
 
     def cost_state(self, started_ms: int, now_ms: int, tool_ms: int) -> Obj:
         """The ``cost-state`` line that ends a turn."""
@@ -342,5 +338,5 @@ class Requests:
         line.update(totalToolDuration=tool_ms, totalLinesAdded=0, totalLinesRemoved=0)
         line.update(totalDuration=now_ms - started_ms, startTime=started_ms)
         line["modelUsage"] = {m: dict(e) for m, e in self.cost.items()}
-        line["hasUnknownModelCost"] = False
+        line["hasUnknownModelCost"] = self.unpriced
         return line
