@@ -16,7 +16,10 @@ one run on this machine:
   same work shared among ``--jobs`` processes (the raw rate on the cores the build uses);
 * ``cold``: ``traceidx build`` into an empty dataset in a child process (``--jobs``
   workers): seconds, MB/s of logical JSONL, items/s, peak RSS of the main process and of
-  the largest worker, and the ratio of its rate to each baseline's rate (with
+  the largest worker, CPU-seconds of all its processes against the CPU-seconds of the
+  2-process decode (``cold_over_baseline_cpu_rate_runs``: steadier than wall time on a
+  shared machine) and the share of the cores it kept busy (``cold_core_use``), and the
+  ratio of its rate to each baseline's rate (with
   ``--repeat N``, the baselines and the cold build are measured N times, interleaved, and
   the medians reported next to every run's time, and the ratio of each repeat's cold build
   to the 2-process decode measured just before it);
@@ -94,18 +97,23 @@ CCUSAGE = "ccusage@20.0.24"
 # Peak memory: the build process's own high-water mark (VmHWM, which exec resets, unlike
 # ru_maxrss) and the largest worker's ru_maxrss. The child sets up its process as the
 # `traceidx build` command does (`traceidx.process.configure`) and times the build alone,
-# without the interpreter's start.
+# without the interpreter's start; its CPU time is the build process's during the build
+# plus its workers' (reaped when the build's pool shuts down).
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 from traceidx.process import configure
 configure()
 from traceidx.build import build
-start = time.perf_counter()
+def cpu(who):
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+start, own = time.perf_counter(), cpu(resource.RUSAGE_SELF)
 report = build([Path(sys.argv[1])], Path(sys.argv[2]), jobs=int(sys.argv[3]))
 elapsed = time.perf_counter() - start
+used = cpu(resource.RUSAGE_SELF) - own + cpu(resource.RUSAGE_CHILDREN)
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
-print(json.dumps({"seconds": elapsed, "totals": report.totals(),
+print(json.dumps({"seconds": elapsed, "cpu_seconds": used, "totals": report.totals(),
                   "actions": dict(report.actions), "exit_code": report.exit_code,
                   "peak_main_kib": hwm,
                   "peak_worker_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
@@ -115,7 +123,7 @@ print(json.dumps({"seconds": elapsed, "totals": report.totals(),
 def baseline(files: list[Path]) -> dict[str, float]:
     """Raw rate: read (and decompress) every file and msgspec-decode every line."""
     decoder = msgspec.json.Decoder()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     size = lines = 0
     for path in files:
         with open(path, "rb") as handle:
@@ -127,13 +135,19 @@ def baseline(files: list[Path]) -> dict[str, float]:
                 with contextlib.suppress(msgspec.DecodeError):
                     decoder.decode(line)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "mb": size / 1e6, "lines": lines, "mb_per_s": size / 1e6 / seconds}
+    return {
+        "seconds": seconds,
+        "cpu_seconds": time.process_time() - cpu,
+        "mb": size / 1e6,
+        "lines": lines,
+        "mb_per_s": size / 1e6 / seconds,
+    }
 
 
-def _decode_files(paths: list[str]) -> tuple[int, int]:
-    """Bytes and lines of files read (decompressed) and msgspec-decoded (in a worker)."""
+def _decode_files(paths: list[str]) -> tuple[int, float]:
+    """Bytes of files read (decompressed) and msgspec-decoded in a worker, and its CPU time."""
     result = baseline([Path(p) for p in paths])
-    return round(result["mb"] * 1e6), int(result["lines"])
+    return round(result["mb"] * 1e6), result["cpu_seconds"]
 
 
 def parallel_baseline(files: list[Path], jobs: int) -> dict[str, float]:
@@ -151,7 +165,13 @@ def parallel_baseline(files: list[Path], jobs: int) -> dict[str, float]:
         done = list(pool.map(_decode_files, shares))
         seconds = time.perf_counter() - start
     size = sum(b for b, _ in done)
-    return {"seconds": seconds, "mb": size / 1e6, "mb_per_s": size / 1e6 / seconds}
+    cpu = sum(c for _, c in done)
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "mb": size / 1e6,
+        "mb_per_s": size / 1e6 / seconds,
+    }
 
 
 def settle() -> None:
@@ -266,6 +286,16 @@ def scenario(
         "cold_over_parallel_baseline_rate_runs": [
             round(w["seconds"] / c["seconds"], 3) for w, c in zip(wides, colds, strict=True)
         ],
+        # CPU time, which the machine's neighbours disturb less than wall time: what the
+        # build costs against what decoding the same bytes costs, and how busy it keeps
+        # the cores (the wall ratio above is about the CPU ratio times the build's core use
+        # over the decode's)
+        "cold_cpu_s": round(statistics.median(c["cpu_seconds"] for c in colds), 3),
+        "parallel_baseline_cpu_s": round(statistics.median(w["cpu_seconds"] for w in wides), 3),
+        "cold_over_baseline_cpu_rate_runs": [
+            round(w["cpu_seconds"] / c["cpu_seconds"], 3) for w, c in zip(wides, colds, strict=True)
+        ],
+        "cold_core_use": round(cold["cpu_seconds"] / (cold["seconds"] * jobs), 3),
         "items": totals["items"],
         "items_per_s": round(totals["items"] / cold["seconds"]),
         "peak_main_mib": round(max(c["peak_main_kib"] for c in colds) / 1024),
