@@ -17,7 +17,7 @@ one run on this machine:
 * ``cold``: ``traceidx build`` into an empty dataset in a child process (``--jobs``
   workers): seconds, MB/s of logical JSONL, items/s, peak RSS of the main process and of
   the largest worker, CPU-seconds of all its processes against the CPU-seconds of the
-  2-process decode (``cold_over_baseline_cpu_rate_runs``: steadier than wall time on a
+  2-process decode (``cold_over_parallel_baseline_cpu_rate_runs``: steadier than wall time on a
   shared machine) and the share of the cores it kept busy (``cold_core_use``), and the
   ratio of its rate to each baseline's rate (with
   ``--repeat N``, the baselines and the cold build are measured N times, interleaved, and
@@ -111,12 +111,12 @@ def cpu(who):
 start, own = time.perf_counter(), cpu(resource.RUSAGE_SELF)
 report = build([Path(sys.argv[1])], Path(sys.argv[2]), jobs=int(sys.argv[3]))
 elapsed = time.perf_counter() - start
-used = cpu(resource.RUSAGE_SELF) - own + cpu(resource.RUSAGE_CHILDREN)
+workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+used = cpu(resource.RUSAGE_SELF) - own + workers.ru_utime + workers.ru_stime
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 print(json.dumps({"seconds": elapsed, "cpu_seconds": used, "totals": report.totals(),
                   "actions": dict(report.actions), "exit_code": report.exit_code,
-                  "peak_main_kib": hwm,
-                  "peak_worker_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+                  "peak_main_kib": hwm, "peak_worker_kib": workers.ru_maxrss}))
 """
 
 
@@ -292,7 +292,7 @@ def scenario(
         # over the decode's)
         "cold_cpu_s": round(statistics.median(c["cpu_seconds"] for c in colds), 3),
         "parallel_baseline_cpu_s": round(statistics.median(w["cpu_seconds"] for w in wides), 3),
-        "cold_over_baseline_cpu_rate_runs": [
+        "cold_over_parallel_baseline_cpu_rate_runs": [
             round(w["cpu_seconds"] / c["cpu_seconds"], 3) for w, c in zip(wides, colds, strict=True)
         ],
         "cold_core_use": round(cold["cpu_seconds"] / (cold["seconds"] * jobs), 3),

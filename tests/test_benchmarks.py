@@ -47,7 +47,7 @@ def test_benchmark_runner_smoke(tmp_path: Path) -> None:
         assert len(result["parallel_baseline_s_runs"]) == 2
         ratios = result["cold_over_parallel_baseline_rate_runs"]  # each repeat's own pair
         assert len(ratios) == 2 and all(ratio > 0 for ratio in ratios)
-        cpu_ratios = result["cold_over_baseline_cpu_rate_runs"]  # CPU time, each repeat
+        cpu_ratios = result["cold_over_parallel_baseline_cpu_rate_runs"]  # CPU time, each repeat
         assert len(cpu_ratios) == 2 and all(ratio > 0 for ratio in cpu_ratios)
         assert result["cold_cpu_s"] > 0 and result["parallel_baseline_cpu_s"] > 0
         assert result["cold_core_use"] > 0  # CPU time over wall time of `jobs` cores
