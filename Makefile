@@ -8,6 +8,9 @@ COMPILED := build/compiled
 BUILT    := $(COMPILED)/.built
 # the test suite's copy that runs against the compiled install (no traceidx/ beside it)
 CHECK    := build/check
+# what runs against the compiled install: compiled vs pure on mutated traces, the golden
+# cases of every runtime, the command line (the whole suite runs once, on the pure modules)
+SMOKE    := tests/test_compiled.py tests/test_golden.py tests/test_cli.py
 CORPUS   ?= $(abspath ../shared/corpus)
 
 .PHONY: setup compiled demo test lint typecheck unit unit-compiled bench notebooks clean
@@ -20,7 +23,7 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-$(BUILT): $(STAMP) setup.py $(shell find traceidx -name '*.py' -o -name '*.c')
+$(BUILT): $(STAMP) setup.py $(shell find traceidx -name '*.py')
 	rm -rf $(COMPILED)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --target $(COMPILED) .
 	$(BIN)/python -c "import sys; sys.path.insert(0, '$(COMPILED)'); import traceidx; \
@@ -46,7 +49,7 @@ unit-compiled: $(BUILT)
 	rm -rf $(CHECK) && mkdir -p $(CHECK)
 	cp -r tests benchmarks notebooks sql pyproject.toml README.md $(CHECK)/
 	cd $(CHECK) && TRACEIDX_BUILD=compiled TRACEIDX_CORPUS=$(CORPUS) \
-		PYTHONPATH=$(abspath $(COMPILED)) $(abspath $(BIN))/python -m pytest
+		PYTHONPATH=$(abspath $(COMPILED)) $(abspath $(BIN))/python -m pytest $(SMOKE)
 
 test: lint typecheck unit unit-compiled
 

@@ -1,9 +1,7 @@
 """Build hook: compiles the per-line modules with mypyc when it can, else installs pure Python.
 
 Every module in `COMPILED` stays an ordinary, importable Python file; mypyc turns it into a C
-extension that is imported in its place (about a quarter less CPU per build). With them comes
-the one extension written in C, `NATIVE` (``traceidx._columns``: Arrow buffers filled from
-Python values, used by `traceidx.arrays`; a pure install converts with pyarrow instead). Set
+extension that is imported in its place (about a quarter less CPU per build). Set
 ``TRACEIDX_PURE=1`` to skip compilation (editable development installs do: an extension would
 shadow edits to its source). If mypyc or a C compiler is missing or fails, the install goes on
 without extensions and says so: the pure modules behave identically, only slower.
@@ -19,7 +17,7 @@ import sys
 import tempfile
 from typing import Any
 
-from setuptools import Extension, setup
+from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 #: the modules a build spends its per-line time in (adapters, framing, projection, encoding)
@@ -43,9 +41,6 @@ COMPILED = [
     "traceidx/text.py",
     "traceidx/timestamps.py",
 ]
-
-#: C sources of their own (Arrow buffers from Python values: `traceidx.arrays`), built with them
-NATIVE = ["traceidx/_columns.c"]
 
 
 def _warn(message: str) -> None:
@@ -82,8 +77,7 @@ def _extensions(folder: str) -> list[Any]:
         _warn("mypyc is not installed")
         return []
     try:
-        compiled = list(mypycify(COMPILED, opt_level="3", target_dir=folder))
-        return [*compiled, Extension("traceidx._columns", NATIVE, extra_compile_args=["-O3"])]
+        return list(mypycify(COMPILED, opt_level="3", target_dir=folder))
     except BaseException as exc:  # mypyc reports type errors by exiting
         _warn(f"mypyc could not compile ({type(exc).__name__}: {exc})")
         return []

@@ -19,9 +19,15 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from traceidx.arrays import array as to_array
 from traceidx.model import VALUE_BY_ROLE, Item
-from traceidx.schema import SHAPE_BY_ROLE, SHAPES, repeated, semantic_column, table_schema
+from traceidx.schema import (
+    SHAPE_BY_ROLE,
+    SHAPES,
+    repeated,
+    semantic_column,
+    table_schema,
+    to_array,
+)
 
 
 def _members(role: str) -> tuple[frozenset[str], frozenset[str], dict[str, Any]]:

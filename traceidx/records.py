@@ -24,10 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceidx.arrays import array as to_array
 from traceidx.ids import record_ids
 from traceidx.model import ByteRange, Record
-from traceidx.schema import repeated, table_schema
+from traceidx.schema import repeated, table_schema, to_array
 
 #: `occurred_at` of a record the runtime wrote no time on
 NO_TIME: Final = -(1 << 63)

@@ -21,7 +21,6 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from traceidx import model
-from traceidx.arrays import array as to_array
 
 #: Value Struct -> the name of its child in the stored `semantic` struct.
 SHAPE_OF: Final[dict[type[msgspec.Struct], str]] = {}
@@ -191,6 +190,14 @@ def semantic_column(
         else:
             children.append(to_array(rows, child.type, order))
     return pa.StructArray.from_arrays(children, fields=list(kind))
+
+
+def to_array(
+    values: list[Any], kind: pa.DataType, order: npt.NDArray[np.int64] | None = None
+) -> pa.Array:
+    """``pyarrow.array(values, kind)``; with an `order` (row numbers), its rows in that order."""
+    converted = pa.array(values, kind)
+    return converted if order is None else converted.take(order)
 
 
 def repeated(values: list[int], counts: npt.NDArray[np.int64]) -> pa.Array:
