@@ -137,13 +137,13 @@ def test_an_indexed_file_that_becomes_unreadable_keeps_its_facts(
     report = build([good.parent], dataset, jobs=1)
     assert report.exit_code == 1 and [r.state for r in report.results] == ["failed"]
     assert _items(dataset) == before  # its facts as last published
-    entry = read_manifest(dataset)["sources"][str(good)]  # type: ignore[index]
-    assert entry["state"] == "indexed" and entry["failed"].startswith("cannot read")
+    entry = read_manifest(dataset).sources[str(good)]  # type: ignore[union-attr]
+    assert entry.state == "indexed" and entry.failed.startswith("cannot read")
     monkeypatch.undo()
     good.chmod(0o644)
     again = build([good.parent], dataset, jobs=1)
     assert again.exit_code == 0 and again.actions["retried"] == 1
-    assert "failed" not in read_manifest(dataset)["sources"][str(good)]  # type: ignore[index]
+    assert read_manifest(dataset).sources[str(good)].failed is None  # type: ignore[union-attr]
     assert _items(dataset) >= before
 
 
@@ -159,7 +159,7 @@ def test_a_file_vanishing_mid_build_is_not_a_failure(
             doomed.unlink()
         return real_ingest(locator, settings, *rest)
 
-    monkeypatch.setattr("traceidx.build.ingest", vanish_first)
+    monkeypatch.setattr("traceidx.worker.ingest", vanish_first)
     report = build([good.parent], tmp_path / "ds", jobs=1)
     assert report.exit_code == 0 and report.actions["missing"] == 1
     assert report.totals()["dataset_sources"] == 1
@@ -227,8 +227,8 @@ def test_an_adapter_bug_fails_its_source_alone(
     assert [r.locator for r in failed] == [str(odd)]
     assert failed[0].reason is not None and failed[0].reason.startswith(reason)
     assert report.count("indexed") == 4 and _items(tmp_path / "ds") > 10  # the rest is published
-    entry = read_manifest(tmp_path / "ds")["sources"][str(odd)]  # type: ignore[index]
-    assert entry["state"] == "failed" and "partition" not in entry
+    entry = read_manifest(tmp_path / "ds").sources[str(odd)]  # type: ignore[union-attr]
+    assert entry.state == "failed" and entry.partition is None
     monkeypatch.undo()
     again = build([good.parent], tmp_path / "ds", jobs=jobs)  # fixed: retried, and indexed
     assert again.exit_code == 0 and again.actions["retried"] == 1

@@ -47,7 +47,7 @@ def _tables(dataset: Path) -> dict[str, pa.Table]:
     assert manifest is not None
     out = {}
     for table in TABLES:
-        paths = [dataset / p[table] for p in manifest["parts"].values() if table in p]
+        paths = [dataset / p[table].path for p in manifest.parts.values() if table in p]
         data = pa.concat_tables([pq.read_table(p) for p in paths])
         out[table] = data.sort_by(ID_COLUMNS.get(table, "session_id"))
     return out
@@ -84,8 +84,8 @@ def test_resumed_appends_equal_a_cold_build(tmp_path: Path, runtime: str) -> Non
     resumed, expected = _tables(dataset), _tables(cold)
     for table in TABLES:
         assert resumed[table].equals(expected[table]), table
-    entry = read_manifest(dataset)["sources"][str(trace.resolve())]  # type: ignore[index]
-    assert entry["records"] == len(lines)
+    entry = read_manifest(dataset).sources[str(trace.resolve())]  # type: ignore[union-attr]
+    assert entry.records == len(lines)
 
 
 def test_an_untrusted_checkpoint_is_never_loaded(tmp_path: Path) -> None:
@@ -158,12 +158,12 @@ def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
     trace.write_bytes(b"".join(lines[: cuts[0]]))
     dataset = tmp_path / "dataset"
     build([folder], dataset, jobs=1)
-    assert set(read_manifest(dataset)["buckets"].values()) == {1}  # type: ignore[index]
-    monkeypatch.setattr("traceidx.build.PART_RECORDS", 1)  # the month must split now
+    assert set(read_manifest(dataset).buckets.values()) == {1}  # type: ignore[union-attr]
+    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 1)  # the month must split now
     for cut in cuts[1:]:
         trace.write_bytes(b"".join(lines[:cut]))
         assert build([folder], dataset, jobs=1).exit_code == 0
-    buckets = read_manifest(dataset)["buckets"]  # type: ignore[index]
+    buckets = read_manifest(dataset).buckets  # type: ignore[union-attr]
     assert max(buckets.values()) >= 2
     cold = tmp_path / "cold"
     build([folder], cold, jobs=1)

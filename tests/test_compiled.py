@@ -43,13 +43,13 @@ out = {"compiled": traceidx.compiled(), "sources": {}, "tables": {}}
 for r in report.results:
     where = str(Path(r.locator).relative_to(traces))
     out["sources"][where] = [r.state, r.reason if r.state != "failed" else None]
-parts = read_manifest(dataset)["parts"]
+parts = read_manifest(dataset).parts
 for table in ("sources", "records", "sessions", "loops", "items"):
     rows = []
     for part in parts.values():
         if table in part:
             rows += [json.dumps(row, sort_keys=True, default=str)
-                     for row in pq.read_table(dataset / part[table]).to_pylist()]
+                     for row in pq.read_table(dataset / part[table].path).to_pylist()]
     digest = hashlib.sha256("\\n".join(sorted(rows)).encode()).hexdigest()
     out["tables"][table] = [len(rows), digest]
 print(json.dumps(out))

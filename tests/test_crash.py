@@ -52,7 +52,7 @@ def test_a_killed_build_keeps_the_previous_generation(tmp_path: Path, point: str
     shutil.copytree(corpus_path("generated", "claude", "s1-aurora"), traces / "a")
     dataset = tmp_path / "ds"
     build([traces], dataset, jobs=1)
-    before, generation = _rows(dataset), read_manifest(dataset)["generation"]  # type: ignore[index]
+    before, generation = _rows(dataset), read_manifest(dataset).generation  # type: ignore[union-attr]
     shutil.copytree(corpus_path("generated", "claude", "s1-fjord"), traces / "b")
     done = _cli(
         "build",
@@ -67,11 +67,11 @@ def test_a_killed_build_keeps_the_previous_generation(tmp_path: Path, point: str
     manifest = read_manifest(dataset)
     assert manifest is not None
     if point == "collect":  # killed after the swap: the new generation is complete
-        assert manifest["generation"] == generation + 1
+        assert manifest.generation == generation + 1
         assert _rows(dataset)["sessions"] > before["sessions"]
     else:
-        assert manifest["generation"] == generation and _rows(dataset) == before
-    for files in manifest["tables"].values():
+        assert manifest.generation == generation and _rows(dataset) == before
+    for files in manifest.tables().values():
         for f in files:
             pq.read_metadata(dataset / f)  # every listed part is complete
     report = build([traces], dataset, jobs=1)  # recovers and cleans up
@@ -81,7 +81,7 @@ def test_a_killed_build_keeps_the_previous_generation(tmp_path: Path, point: str
     assert _rows(dataset) == _rows(fresh)
     manifest = read_manifest(dataset)
     assert manifest is not None
-    kept = {f for key in ("tables", "previous_tables") for fs in manifest[key].values() for f in fs}
+    kept = {f.path for f in manifest.part_files()} | set(manifest.previous)
     assert _files_on_disk(dataset) <= kept
     assert not list(dataset.glob(".staging-*"))
 

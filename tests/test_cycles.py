@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import corpus_path
-from traceidx.build import Task, process_batch
 from traceidx.ingest import Settings
+from traceidx.worker import Task, process_batch
 
 
 def _work(runtime: str, limit: int) -> list[tuple[str, str, str | None]]:

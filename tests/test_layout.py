@@ -12,7 +12,8 @@ import pytest
 from tests.conftest import corpus_path
 from tests.test_sync import _facts, _main_transcripts
 from traceidx.build import build
-from traceidx.dataset import LEGACY_BUCKETS, Partition, read_manifest
+from traceidx.dataset import Partition, read_manifest
+from traceidx.manifest import LEGACY_BUCKETS
 
 SESSIONS = ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon")
 
@@ -29,18 +30,19 @@ def _check_layout(dataset: Path) -> dict[str, int]:
     partition's parts; every part is a bucket < n."""
     manifest = read_manifest(dataset)
     assert manifest is not None
-    layout: dict[str, int] = manifest["buckets"]
+    layout: dict[str, int] = manifest.buckets
     home = {}
-    for entry in manifest["sources"].values():
-        if entry["state"] == "indexed":
-            where = Partition.from_key(entry["partition"])
-            assert where.bucket == int(entry["session_id"]) % layout[where.group]
-            home[int(entry["source_id"])] = entry["partition"]
-    for key, tables in manifest["parts"].items():
+    for entry in manifest.sources.values():
+        if entry.state == "indexed":
+            assert entry.partition is not None and entry.session_id is not None
+            where = Partition.from_key(entry.partition)
+            assert where.bucket == entry.session_id % layout[where.group]
+            home[entry.source_id] = entry.partition
+    for key, tables in manifest.parts.items():
         where = Partition.from_key(key)
         assert where.bucket < layout[where.group]
-        for table, path in tables.items():
-            rows = pq.read_table(dataset / path).to_pylist()
+        for table, part in tables.items():
+            rows = pq.read_table(dataset / part.path).to_pylist()
             sources = [r["source_ids"][0] if table == "sessions" else r["source_id"] for r in rows]
             assert rows and all(home[source] == key for source in sources), (key, table)
     return layout
@@ -53,19 +55,19 @@ def test_a_small_group_is_one_partition(tmp_path: Path) -> None:
     manifest = read_manifest(dataset)
     assert manifest is not None
     assert set(layout.values()) == {1}
-    assert len(manifest["parts"]) == len(layout)
+    assert len(manifest.parts) == len(layout)
 
 
 @pytest.mark.parametrize("route_targets", [1, 4])
 def test_a_group_that_outgrows_its_buckets_is_split_and_keeps_its_facts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route_targets: int
 ) -> None:
-    monkeypatch.setattr("traceidx.build.ROUTE_TARGETS", route_targets)  # new parts per read
+    monkeypatch.setattr("traceidx.publish.ROUTE_TARGETS", route_targets)  # new parts per read
     traces = _traces(tmp_path, SESSIONS[:2])
     dataset = tmp_path / "ds"
     build([traces], dataset, jobs=1)
     assert set(_check_layout(dataset).values()) == {1}
-    monkeypatch.setattr("traceidx.build.PART_RECORDS", 40)
+    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 40)
     for name in SESSIONS[2:]:
         shutil.copytree(corpus_path("generated", "claude", name), traces / name)
     report = build([traces], dataset, jobs=2)
@@ -86,8 +88,8 @@ def test_a_first_build_that_needs_many_buckets_writes_them_from_the_spool(
     traces = _traces(tmp_path, SESSIONS)
     reference = tmp_path / "reference"
     build([traces], reference, jobs=1)  # one bucket per group
-    monkeypatch.setattr("traceidx.build.ROUTE_TARGETS", route_targets)
-    monkeypatch.setattr("traceidx.build.PART_RECORDS", 40)
+    monkeypatch.setattr("traceidx.publish.ROUTE_TARGETS", route_targets)
+    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 40)
     for jobs in (1, 2):
         dataset = tmp_path / f"ds-{jobs}"
         build([traces], dataset, jobs=jobs)
@@ -100,9 +102,9 @@ def _parts(dataset: Path) -> dict[str, list[dict[str, object]]]:
     manifest = read_manifest(dataset)
     assert manifest is not None
     return {
-        f"{key}/{table}": pq.read_table(dataset / path).to_pylist()
-        for key, tables in manifest["parts"].items()
-        for table, path in tables.items()
+        f"{key}/{table}": pq.read_table(dataset / part.path).to_pylist()
+        for key, tables in manifest.parts.items()
+        for table, part in tables.items()
     }
 
 
@@ -112,11 +114,11 @@ def test_a_manifest_without_bucket_counts_reads_as_the_legacy_layout(
     traces = _traces(tmp_path, SESSIONS)
     dataset = tmp_path / "ds"
     monkeypatch.setattr(
-        "traceidx.build._Sync._grown",
+        "traceidx.publish.Publication._grown",
         lambda self: {
-            Partition.from_key(e["partition"]).group: LEGACY_BUCKETS
+            Partition.from_key(e.partition).group: LEGACY_BUCKETS
             for e in self.entries.values()
-            if "partition" in e
+            if e.partition is not None
         },
     )
     build([traces], dataset, jobs=1)
@@ -138,7 +140,7 @@ def test_a_manifest_without_bucket_counts_reads_as_the_legacy_layout(
 def test_one_session_larger_than_a_part_stays_one_bucket(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("traceidx.build.PART_RECORDS", 1)
+    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 1)
     source = _main_transcripts(corpus_path("generated", "claude", "s1-vega"))[0]
     traces = tmp_path / "traces"
     traces.mkdir()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -28,7 +27,7 @@ def _contents(dataset: Path) -> dict[str, list[dict[str, object]]]:
     assert manifest is not None
     return {
         table: [row for f in files for row in pq.read_table(dataset / f).to_pylist()]
-        for table, files in manifest["tables"].items()
+        for table, files in manifest.tables().items()
     }
 
 
@@ -38,13 +37,13 @@ def test_rebuilding_gives_identical_contents_and_ids(tmp_path: Path) -> None:
     build([source], first, jobs=1)
     build([source], second, jobs=2)
     manifest_a, manifest_b = read_manifest(first), read_manifest(second)
-    assert manifest_a and manifest_b and manifest_a["tables"] == manifest_b["tables"]
-    for files in manifest_a["tables"].values():
+    assert manifest_a and manifest_b and manifest_a.tables() == manifest_b.tables()
+    for files in manifest_a.tables().values():
         for f in files:
             assert (first / f).read_bytes() == (second / f).read_bytes()
     build([source], first, jobs=1, rebuild=True)  # a new generation over the same input
     assert _contents(first) == _contents(second)
-    assert read_manifest(first)["generation"] == 2  # type: ignore[index]
+    assert read_manifest(first).generation == 2  # type: ignore[union-attr]
     parts = sorted(p.name for p in first.rglob("*.parquet"))
     # the previous generation's parts stay for readers that opened it, until the next one
     assert parts and {p[:11] for p in parts} == {"part-000001", "part-000002"}
@@ -58,7 +57,7 @@ def test_parts_keep_statistics_where_they_prune_and_none_for_free_text(
     manifest = read_manifest(corpus_dataset)
     assert manifest is not None
     seen: dict[str, bool] = {}
-    for files in manifest["tables"].values():
+    for files in manifest.tables().values():
         for f in files:
             meta = pq.ParquetFile(corpus_dataset / f).metadata
             for g in range(meta.num_row_groups):
@@ -155,10 +154,11 @@ def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
 def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:
     dataset = tmp_path / "ds"
     build([corpus_path("generated", "claude", "s1-zephyr")], dataset)
-    manifest = json.loads((dataset / "manifest.json").read_text())
-    states = [entry["state"] for entry in manifest["sources"].values()]
+    manifest = read_manifest(dataset)
+    assert manifest is not None
+    states = [entry.state for entry in manifest.sources.values()]
     assert states.count("indexed") == 2 and "skipped" in states
-    for files in manifest["tables"].values():
+    for files in manifest.tables().values():
         assert all((dataset / f).is_file() for f in files)
 
 

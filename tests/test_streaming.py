@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import traceidx.build as build_module
 import traceidx.ingest as ingest_module
+import traceidx.worker as worker_module
 from traceidx.build import build
 from traceidx.dataset import read_manifest
 from traceidx.encode import ID_COLUMNS
@@ -28,7 +28,7 @@ from .conftest import CORPUS
 def _table(dataset: Path, table: str) -> pa.Table:
     manifest = read_manifest(dataset)
     assert manifest is not None
-    paths = [dataset / part[table] for part in manifest["parts"].values() if table in part]
+    paths = [dataset / part[table].path for part in manifest.parts.values() if table in part]
     data = pa.concat_tables([pq.read_table(p) for p in paths])
     key = ID_COLUMNS.get(table, "session_id")
     return data.sort_by(key)
@@ -40,7 +40,7 @@ def test_streamed_sources_publish_the_same_facts(
     roots = [CORPUS / "public" / rt for rt in ("claude", "codex", "pi", "dsh")]
     whole = build(roots, tmp_path / "whole", jobs=1)
     spilled: list[Any] = []
-    spool = build_module.spool
+    spool = worker_module.spool
 
     def counting(path: Path, table: str, runs: list[tuple[str, pa.Table]]) -> Any:
         if path.name.startswith("source-"):
@@ -49,7 +49,7 @@ def test_streamed_sources_publish_the_same_facts(
 
     monkeypatch.setattr(ingest_module, "DRAIN_EVERY", 1)
     monkeypatch.setattr(ingest_module, "FLUSH_BYTES", 1)
-    monkeypatch.setattr(build_module, "spool", counting)
+    monkeypatch.setattr(worker_module, "spool", counting)
     streamed = build(roots, tmp_path / "streamed", jobs=1)
     assert whole.exit_code == streamed.exit_code == 0
     assert len(spilled) > 1000  # rows really went through spool files, piece by piece

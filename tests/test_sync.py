@@ -15,23 +15,19 @@ from hypothesis import strategies as st
 
 import traceidx.build
 import traceidx.ingest
+import traceidx.plan
 import traceidx.records
 import traceidx.staging
+import traceidx.worker
 from tests.conftest import corpus_path, patches_module_functions
-from traceidx.build import (
-    BATCH_BYTES,
-    BATCH_SOURCES,
-    TAIL_BYTES,
-    TAIL_SPLIT,
-    build,
-    prune,
-)
+from traceidx.build import build, prune
 from traceidx.dataset import read_manifest
 from traceidx.frame import LEGACY_ALGORITHM, Framer, fingerprint
 from traceidx.ingest import Settings
 from traceidx.query import connect
 from traceidx.sourceio import read_range
 from traceidx.sync import Decision
+from traceidx.worker import BATCH_BYTES, BATCH_SOURCES, TAIL_BYTES, TAIL_SPLIT
 
 
 def _copy(tmp_path: Path, *parts: str) -> Path:
@@ -45,7 +41,7 @@ def _facts(dataset: Path) -> dict[str, list[tuple[Any, ...]]]:
     manifest = read_manifest(dataset)
     assert manifest is not None
     out = {}
-    for table, files in manifest["tables"].items():
+    for table, files in manifest.tables().items():
         rows = [row for f in files for row in pq.read_table(dataset / f).to_pylist()]
         out[table] = sorted(repr(sorted(r.items())) for r in rows)
     return out  # type: ignore[return-value]
@@ -54,7 +50,7 @@ def _facts(dataset: Path) -> dict[str, list[tuple[Any, ...]]]:
 def _parts(dataset: Path) -> dict[str, bytes]:
     manifest = read_manifest(dataset)
     assert manifest is not None
-    return {f: (dataset / f).read_bytes() for fs in manifest["tables"].values() for f in fs}
+    return {f: (dataset / f).read_bytes() for fs in manifest.tables().values() for f in fs}
 
 
 def _main_transcripts(root: Path) -> list[Path]:
@@ -79,7 +75,7 @@ def test_a_noop_rebuild_reads_nothing_and_publishes_nothing(tmp_path: Path) -> N
 def test_appending_rewrites_only_the_partition_of_that_session(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("traceidx.build.PART_RECORDS", 20)  # these sessions fill many buckets
+    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 20)  # these sessions fill many buckets
     traces = tmp_path / "traces"
     for name in ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon"):
         shutil.copytree(corpus_path("generated", "claude", name), traces / name)
@@ -100,11 +96,11 @@ def test_appending_rewrites_only_the_partition_of_that_session(
     after = _parts(dataset)
     manifest = read_manifest(dataset)
     assert manifest is not None
-    entry = manifest["sources"][str(target.resolve())]
-    assert manifest["buckets"][entry["partition"].rsplit("/", 1)[0]] > 2
+    entry = manifest.sources[str(target.resolve())]
+    assert manifest.buckets[entry.partition.rsplit("/", 1)[0]] > 2
     rewritten = {f for f in after if f not in before}
-    assert rewritten and all(f"/month={entry['partition'].split('/')[1]}/" in f for f in rewritten)
-    assert all(f.endswith(f"-{entry['partition'].split('/')[2]}.parquet") for f in rewritten)
+    assert rewritten and all(f"/month={entry.partition.split('/')[1]}/" in f for f in rewritten)
+    assert all(f.endswith(f"-{entry.partition.split('/')[2]}.parquet") for f in rewritten)
     untouched = set(after) - rewritten
     assert untouched and all(after[f] == before[f] for f in untouched)
     fresh = tmp_path / "fresh"
@@ -154,7 +150,7 @@ def test_a_vanished_source_keeps_its_facts_until_pruned(tmp_path: Path) -> None:
     assert report.actions["missing"] == 1 and report.exit_code == 0
     assert _facts(dataset) == facts
     manifest = read_manifest(dataset)
-    assert manifest and manifest["sources"][str(target)]["missing"] is True
+    assert manifest and manifest.sources[str(target)].missing is True
     assert prune(dataset, dry_run=True).removed == [str(target)]
     assert _facts(dataset) == facts
     pruned = prune(dataset)
@@ -242,7 +238,7 @@ def test_batches_take_every_source_once_and_shrink_at_the_end(sizes: list[int]) 
     that once only `TAIL_BYTES` bytes are left."""
     decisions = [Decision(f"s{i:03d}", "new", size) for i, size in enumerate(sizes)]
     decisions.insert(len(decisions) // 2, Decision("kept", "unchanged", 1 << 20))
-    batches = traceidx.build._batches(decisions, {"s000": "checkpoint"})
+    batches = traceidx.worker._batches(decisions, {"s000": "checkpoint"})
     flat = [item for batch in batches for item in batch]
     assert [locator for locator, _, _ in flat] == [f"s{i:03d}" for i in range(len(sizes))]
     assert all(
@@ -302,7 +298,7 @@ def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
     dataset = tmp_path / "ds"
     with monkeypatch.context() as older:
         older.setattr(traceidx.ingest, "Framer", partial(Framer, algorithm=LEGACY_ALGORITHM))
-        older.setattr(traceidx.build, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM)
+        older.setattr(traceidx.plan, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM)
         build([traces.parent, archive], dataset, jobs=1)
     before = _facts(dataset)
     mains = _main_transcripts(traces.parent)
@@ -313,10 +309,10 @@ def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
     report = build([traces.parent, archive], dataset, jobs=1)
     assert report.exit_code == 0
     assert report.actions["moved"] == 1  # recognised under the algorithm it was indexed with
-    entries = read_manifest(dataset)["sources"]  # type: ignore[index]
-    assert entries[str(mains[1])]["missing"] is True
-    assert entries[str(mains[1])]["fingerprint"] == LEGACY_ALGORITHM
-    assert "fingerprint" not in entries[str(moved)]
+    entries = read_manifest(dataset).sources  # type: ignore[union-attr]
+    assert entries[str(mains[1])].missing is True
+    assert entries[str(mains[1])].fingerprint == LEGACY_ALGORITHM
+    assert entries[str(moved)].fingerprint is None
     con = connect(dataset)
     rows = con.execute(
         "SELECT s.locator, r.content_range.start, r.content_range.end, r.fingerprint "
@@ -345,7 +341,7 @@ def test_a_dataset_of_the_older_id_scheme_upgrades(
     dataset = tmp_path / "ds"
     with monkeypatch.context() as older:
         older.setattr(traceidx.records, "record_ids", blake2b_ids)
-        older.setattr(traceidx.build, "ID_SCHEME", "blake2b64-v1")
+        older.setattr(traceidx.plan, "ID_SCHEME", "blake2b64-v1")
         build([traces], dataset, jobs=1)
     before = _facts(dataset)
     gone = _main_transcripts(traces)[0]

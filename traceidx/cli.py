@@ -20,17 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from traceidx import __version__, compiled
-from traceidx.dataset import DatasetError, DatasetLocked, default_dataset, read_manifest
+from traceidx.dataset import default_dataset, read_manifest
+from traceidx.errors import DatasetLocked, TraceidxError, UsageError
 from traceidx.frame import algorithm_of
+from traceidx.manifest import Manifest
 from traceidx.model import RUNTIMES
 from traceidx.process import configure
 from traceidx.reports import PERIODS, REPORTS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    """A problem with how the command was called."""
 
 
 # -- output ---------------------------------------------------------------------------------
@@ -159,8 +157,8 @@ def cmd_build(args: argparse.Namespace) -> int:
             sys.stderr.flush()
 
     if paths is None:
-        from traceidx.build import default_paths
         from traceidx.discover import default_roots
+        from traceidx.plan import default_paths
 
         if not default_paths(settings):
             looked = ", ".join(str(r) for roots in default_roots().values() for r in roots)
@@ -228,7 +226,7 @@ def _print_build_summary(s: dict[str, Any]) -> None:
         w(f"  unknown record types kept as records only: {kinds}\n")
 
 
-def _manifest(dataset: Path) -> dict[str, Any]:
+def _manifest(dataset: Path) -> Manifest:
     manifest = read_manifest(dataset)
     if manifest is None:
         raise UsageError(f"{dataset}: no dataset here yet; run `traceidx build` first")
@@ -237,23 +235,20 @@ def _manifest(dataset: Path) -> dict[str, Any]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from traceidx.query import connect
-    from traceidx.reports import ReportError, params, report_summary, run_report
+    from traceidx.reports import params, report_summary, run_report
 
-    try:
-        p = params(
-            since=args.since,
-            until=args.until,
-            timezone=args.timezone,
-            runtimes=args.runtime,
-            models=args.model,
-            period=args.period,
-            limit=args.limit,
-            prices=args.prices,
-        )
-        con = connect(args.dataset)
-        rel = run_report(con, args.name, p)
-    except ReportError as exc:
-        raise UsageError(str(exc)) from exc
+    p = params(
+        since=args.since,
+        until=args.until,
+        timezone=args.timezone,
+        runtimes=args.runtime,
+        models=args.model,
+        period=args.period,
+        limit=args.limit,
+        prices=args.prices,
+    )
+    con = connect(args.dataset)
+    rel = run_report(con, args.name, p)
     columns, data = list(rel.columns), rel.fetchall()
     total = totals_row(columns, data, "total") if args.name == "usage" else None
     if args.format in ("table", "markdown"):
@@ -284,18 +279,18 @@ def cmd_prune(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     manifest = _manifest(args.dataset)
     states: Counter[tuple[str, str]] = Counter()
-    for entry in manifest["sources"].values():
-        state = entry["state"]
-        if state == "indexed" and entry.get("missing"):
+    for entry in manifest.sources.values():
+        state = entry.state
+        if state == "indexed" and entry.missing:
             state = "missing"
-        elif state == "indexed" and entry.get("failed"):
+        elif state == "indexed" and entry.failed:
             state = "failed (previous facts kept)"
-        states[(entry.get("runtime") or "-", state)] += 1
+        states[(entry.runtime or "-", state)] += 1
     rows = [(rt, st, n) for (rt, st), n in sorted(states.items())]
     if args.format == "table":
         sys.stdout.write(
-            f"dataset {args.dataset}\ngeneration {manifest['generation']} "
-            f"published {manifest['published_at']}\n"
+            f"dataset {args.dataset}\ngeneration {manifest.generation} "
+            f"published {manifest.published_at}\n"
         )
     print_rows(["runtime", "state", "sources"], rows, args.format)
     return EXIT_OK
@@ -525,15 +520,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.dataset = args.dataset.expanduser()
     try:
         return int(args.func(args))
-    except UsageError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
     except DatasetLocked as exc:
         _err(f"{exc}; wait for that build to finish, then retry")
-        return EXIT_LOCKED
-    except DatasetError as exc:
+        return exc.exit_code
+    except TraceidxError as exc:
         _err(str(exc))
-        return EXIT_USAGE
+        return exc.exit_code
     except BrokenPipeError:
         return EXIT_OK
 

@@ -1,6 +1,6 @@
 """The dataset on disk: lock, manifest, partitions, and the atomic swap of generations.
 
-Layout::
+Layout (the manifest's shape is traceidx.manifest)::
 
     <dataset>/manifest.json
     <dataset>/<table>/runtime=<r>/month=<YYYY-MM>/part-<generation>-<bucket>.parquet
@@ -33,29 +33,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-import msgspec
+import xxhash
 
+from traceidx import manifest as manifests
+from traceidx.errors import DatasetError, DatasetLocked
+from traceidx.manifest import FORMAT_VERSION, FactSettings, Manifest, PartFile, SourceEntry
 from traceidx.model import TABLES
 
-FORMAT_VERSION = 2
 #: a group's buckets double once one holds more than this many records...
 PART_RECORDS = 100_000
 #: ...up to this many buckets
 MAX_BUCKETS = 64
-#: buckets of every group of a manifest written before bucket counts were kept
-LEGACY_BUCKETS = 8
 MANIFEST = "manifest.json"
 STAGING_PREFIX = ".staging-"
-
-
-class DatasetLocked(RuntimeError):
-    """Another build holds the dataset's lock."""
-
-
-class DatasetError(RuntimeError):
-    """The dataset on disk cannot be used (missing, unreadable or of another format)."""
 
 
 @contextmanager
@@ -84,21 +75,42 @@ def default_dataset() -> Path:
     return Path(base).expanduser() / "traceidx"
 
 
-def read_manifest(dataset: Path) -> dict[str, Any] | None:
+def read_manifest(dataset: Path) -> Manifest | None:
     """The current manifest, or None when the dataset has never been published."""
     path = dataset / MANIFEST
     try:
-        data = msgspec.json.decode(path.read_bytes())
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, msgspec.DecodeError) as exc:
-        raise DatasetError(f"{path}: unreadable manifest ({exc})") from exc
-    if data.get("format_version") != FORMAT_VERSION:
+    except OSError as exc:
+        raise DatasetError(f"{path}: unreadable manifest ({exc.strerror or exc})") from exc
+    try:
+        return manifests.decode(data)
+    except ValueError as exc:
         raise DatasetError(
-            f"{path}: dataset format {data.get('format_version')} is not {FORMAT_VERSION}; "
-            "build into a new dataset directory (or delete this one) and rebuild"
-        )
-    return dict(data)
+            f"{path}: not a manifest this traceidx reads ({exc}); build into a new dataset "
+            "directory (or delete this one) and rebuild"
+        ) from exc
+
+
+#: the checksum recorded for each part (`PartFile.checksum`)
+CHECKSUM = "xxh3_64"
+_CHECKSUM_CHUNK = 1 << 20
+
+
+def file_checksum(path: Path) -> str:
+    """The xxh3-64 digest of a file's bytes (hex)."""
+    digest = xxhash.xxh3_64()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(_CHECKSUM_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def part_file(dataset: Path, relative: str) -> PartFile:
+    """A part just written, with its size and checksum."""
+    path = dataset / relative
+    return PartFile(relative, path.stat().st_size, file_checksum(path))
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -140,56 +152,33 @@ def partition_of(
     return Partition(runtime, month, session_id % layout.get(f"{runtime}/{month}", 1))
 
 
-def layout_of(manifest: dict[str, Any]) -> dict[str, int]:
-    """The bucket count of each group of a manifest."""
-    if "buckets" in manifest:
-        return {group: int(n) for group, n in manifest["buckets"].items()}
-    return {Partition.from_key(key).group: LEGACY_BUCKETS for key in manifest["parts"]}
-
-
-def empty_manifest() -> dict[str, Any]:
-    """The state of a dataset that was never published."""
-    return {
-        "format_version": FORMAT_VERSION,
-        "generation": 0,
-        "settings": None,
-        "parts": {},
-        "buckets": {},
-        "tables": {t: [] for t in TABLES},
-        "previous_tables": {t: [] for t in TABLES},
-        "sources": {},
-    }
-
-
 def new_manifest(
-    previous: dict[str, Any],
+    previous: Manifest,
     generation: int,
-    parts: dict[str, dict[str, str]],
-    sources: dict[str, dict[str, Any]],
-    settings: dict[str, Any],
+    parts: dict[str, dict[str, PartFile]],
+    sources: dict[str, SourceEntry],
+    settings: FactSettings,
     layout: dict[str, int],
-) -> dict[str, Any]:
+) -> Manifest:
     """The manifest of a new generation (`parts`: partition key -> table -> live file;
     `layout`: group -> bucket count)."""
-    tables = {t: sorted(p[t] for p in parts.values() if t in p) for t in TABLES}
-    return {
-        "format_version": FORMAT_VERSION,
-        "generation": generation,
-        "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "settings": settings,
-        "parts": {k: parts[k] for k in sorted(parts)},
-        "buckets": {g: layout[g] for g in sorted(layout)},
-        "tables": tables,
-        "previous_tables": previous["tables"],
-        "sources": {k: sources[k] for k in sorted(sources)},
-    }
+    return Manifest(
+        format_version=FORMAT_VERSION,
+        generation=generation,
+        published_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        settings=settings,
+        parts={k: parts[k] for k in sorted(parts)},
+        buckets={g: layout[g] for g in sorted(layout)},
+        previous=[f.path for f in previous.part_files()],
+        sources={k: sources[k] for k in sorted(sources)},
+    )
 
 
-def swap_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
+def swap_manifest(dataset: Path, manifest: Manifest) -> None:
     """Make `manifest` current with one atomic rename (after fsync of the file)."""
     tmp = dataset / f".{MANIFEST}.tmp"
     with open(tmp, "wb") as out:
-        out.write(msgspec.json.format(msgspec.json.encode(manifest, order="sorted"), indent=1))
+        out.write(manifests.encode(manifest))
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, dataset / MANIFEST)
@@ -200,14 +189,14 @@ def swap_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
         os.close(dir_fd)
 
 
-def collect_garbage(dataset: Path, manifest: dict[str, Any] | None) -> int:
+def collect_garbage(dataset: Path, manifest: Manifest | None) -> int:
     """Remove staging folders, parts neither live nor previous and checkpoints no source
     names; returns files removed."""
     keep: set[str] = set()
     if manifest is not None:
-        for key in ("tables", "previous_tables"):
-            keep.update(f for files in manifest.get(key, {}).values() for f in files)
-        keep.update(e["checkpoint"] for e in manifest["sources"].values() if "checkpoint" in e)
+        keep.update(f.path for f in manifest.part_files())
+        keep.update(manifest.previous)
+        keep.update(e.checkpoint for e in manifest.sources.values() if e.checkpoint)
     removed = 0
     for entry in dataset.glob(f"{STAGING_PREFIX}*"):
         shutil.rmtree(entry, ignore_errors=True)

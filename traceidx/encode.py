@@ -15,15 +15,11 @@ import numpy as np
 import pyarrow as pa
 
 from traceidx.dataset import Partition, partition_of
+from traceidx.errors import IdCollision
 from traceidx.ingest import SourceResult
 from traceidx.items import items_table
 from traceidx.records import records_table
 from traceidx.schema import to_table
-
-
-class IdCollision(RuntimeError):
-    """Two different facts received the same id: publishing would merge them."""
-
 
 ID_COLUMNS = {
     "sources": "source_id",

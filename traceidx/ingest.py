@@ -33,6 +33,7 @@ from traceidx import ids
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
 from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
+from traceidx.errors import AdapterFailure
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
 from traceidx.items import ItemColumns
 from traceidx.model import Loop, Source
@@ -153,14 +154,6 @@ def split_joined(data: bytes) -> list[Any] | None:
             return None
         values.append(value)
     return values if len(values) >= 2 else None
-
-
-class AdapterFailure(Exception):
-    """An adapter raised on a record (`cause`): a bug, reported as that source's failure."""
-
-    def __init__(self, position: int, cause: Exception) -> None:
-        super().__init__(f"on line {position + 1}")
-        self.cause = cause  # kept, not only chained: mypyc-compiled code loses `__cause__`
 
 
 class _Run:

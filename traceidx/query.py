@@ -17,7 +17,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from traceidx.dataset import DatasetError, default_dataset, read_manifest
+from traceidx.dataset import default_dataset, read_manifest
+from traceidx.errors import DatasetError
 from traceidx.model import TABLES
 from traceidx.schema import table_schema
 
@@ -62,7 +63,7 @@ def connect(
     with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets it is off anyway
         con.execute("SET enable_progress_bar = false")
     for table in TABLES:
-        files = [root / f for f in manifest["tables"].get(table, [])]
+        files = [root / f for f in manifest.files(table)]
         if files:
             con.execute(
                 f"CREATE VIEW _{table} AS SELECT * FROM read_parquet({_sql_list(files)}, "

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from traceidx.errors import ReportError
 from traceidx.model import RUNTIMES
 
 if TYPE_CHECKING:
@@ -42,10 +43,6 @@ def _report_names() -> tuple[str, ...]:
 
 #: every shipped report, by name
 REPORTS: tuple[str, ...] = _report_names()
-
-
-class ReportError(ValueError):
-    """A report or a parameter that does not exist or is malformed."""
 
 
 def report_sql(name: str) -> str:

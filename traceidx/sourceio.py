@@ -32,10 +32,6 @@ FRAME_HOLD_BYTES: Final = 64 << 20
 Compression = Literal["none", "zstd"]
 
 
-class CorruptSource(Exception):
-    """The compressed stream cannot be decoded past some point (not a torn tail)."""
-
-
 @mypyc_attr(native_class=False)  # pickled between processes
 @dataclass(slots=True)
 class StreamStats:

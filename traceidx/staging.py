@@ -32,8 +32,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from traceidx.dataset import MAX_BUCKETS, STAGING_PREFIX, Partition
+from traceidx.dataset import MAX_BUCKETS, STAGING_PREFIX, Partition, part_file
 from traceidx.encode import ID_COLUMNS, check_ids, id_column
+from traceidx.manifest import PartFile
 from traceidx.schema import dictionary_columns, statistics_columns, table_schema
 
 PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd"}
@@ -221,6 +222,7 @@ class PartWriter:
         group_bytes: int = ROW_GROUP_BYTES,
     ) -> None:
         self.table = table
+        self.dataset = stage.dataset
         self.relative = partition.path(table, stage.generation)
         self.target = stage.dataset / self.relative
         self.transform = transform
@@ -258,15 +260,16 @@ class PartWriter:
         self.group.clear()
         self.size = 0
 
-    def close(self) -> str | None:
-        """Finish the part; its dataset-relative path (None when it has no rows)."""
+    def close(self) -> PartFile | None:
+        """Finish the part; its dataset-relative path, size and checksum (None when it has no
+        rows)."""
         if self.group:
             self._flush()
         if self.writer is None:
             return None
         self._close_file()
         check_ids(self.table, self.ids)
-        return self.relative
+        return part_file(self.dataset, self.relative)
 
     def discard(self) -> None:
         """Give up on the part after an error: its file, if begun, is closed and left as

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from traceidx.frame import FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
+from traceidx.manifest import SourceEntry
 from traceidx.records import SourceKeys
 from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks
 
@@ -84,7 +85,7 @@ def prefix_digest(locator: str, count: int, algorithm: str) -> str | None:
     return None
 
 
-def decide(locator: str, entry: dict[str, Any] | None, rebuild: bool) -> Decision:
+def decide(locator: str, entry: SourceEntry | None, rebuild: bool) -> Decision:
     """The action for one locator given its stored manifest entry."""
     try:
         stat = os.stat(locator)
@@ -95,15 +96,15 @@ def decide(locator: str, entry: dict[str, Any] | None, rebuild: bool) -> Decisio
     size = stat.st_size
     if entry is None or rebuild:
         return Decision(locator, "new", size)
-    if entry.get("state") == "failed" or entry.get("failed"):
+    if entry.state == "failed" or entry.failed:
         return Decision(locator, "retried", size)
-    if entry.get("size") == size and entry.get("mtime_ns") == stat.st_mtime_ns:
+    if entry.size == size and entry.mtime_ns == stat.st_mtime_ns:
         return Decision(locator, "unchanged", size)
-    old_size = int(entry.get("size") or 0)
+    old_size = entry.size
     if size < old_size:
         return Decision(locator, "rewritten", size)  # it shrank
     try:
-        same_head = head_fingerprint(locator, old_size) == entry.get("head")
+        same_head = head_fingerprint(locator, old_size) == entry.head
     except OSError:
         return Decision(locator, "unreadable")  # ingest reports why
     if same_head:

@@ -1,0 +1,64 @@
+"""Every exception traceidx raises on purpose: one flat family under `TraceidxError`.
+
+A message is one line that says where, what, and the next step; `exit_code` is the status the
+command line exits with when the error ends a command. Evidence problems (malformed lines,
+unknown record types, files no adapter claims) are data, not exceptions: they never come here.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class TraceidxError(Exception):
+    """The base of the family: a problem a user can act on."""
+
+    exit_code: ClassVar[int] = 1
+
+
+class UsageError(TraceidxError):
+    """A command, flag or parameter that does not exist or is malformed."""
+
+    exit_code = 2
+
+
+class ReportError(UsageError):
+    """A report or a report parameter that does not exist or is malformed."""
+
+
+class DatasetError(TraceidxError):
+    """The dataset on disk cannot be used: missing, unreadable or of another format."""
+
+    exit_code = 2
+
+
+class DatasetLocked(TraceidxError):
+    """Another build holds the dataset's lock."""
+
+    exit_code = 3
+
+
+class DamagedPart(TraceidxError):
+    """A published part file is missing or does not match the size or checksum its manifest
+    recorded."""
+
+    def __init__(self, path: str, what: str) -> None:
+        super().__init__(f"{path}: {what}; run `traceidx build` to re-project the sources it held")
+        self.path = path
+
+
+class PublishError(TraceidxError):
+    """Writing a new generation failed (a full disk, a read-only folder): the previous
+    generation stays current."""
+
+
+class IdCollision(TraceidxError):
+    """Two different facts received the same id: publishing would merge them (a bug)."""
+
+
+class AdapterFailure(TraceidxError):
+    """An adapter raised on a record (`cause`): a bug, reported as that source's failure."""
+
+    def __init__(self, position: int, cause: Exception) -> None:
+        super().__init__(f"on line {position + 1}")
+        self.cause = cause  # kept, not only chained: mypyc-compiled code loses `__cause__`

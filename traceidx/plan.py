@@ -1,0 +1,272 @@
+"""Planning: which sources changed, and what the new generation keeps, drops and adds.
+
+`Changes` is one build's view of the dataset: from the previous manifest and the files on
+disk it decides per source what to do (traceidx.sync's rules: unchanged sources are not
+opened; every source already in the dataset is checked, even outside the paths named this
+time), takes each worker's outcome as it arrives, and ends with the new generation's source
+entries and the rows of the previous one that must go. It writes nothing: publication
+(traceidx.publish) turns that into parts and a manifest.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from traceidx.dataset import Partition
+from traceidx.discover import default_roots, discover
+from traceidx.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
+from traceidx.ids import ID_SCHEME
+from traceidx.ingest import Settings
+from traceidx.manifest import FactSettings, Manifest, SourceEntry
+from traceidx.sync import Decision, decide, prefix_digest
+from traceidx.worker import SourceOutcome
+
+Progress = Callable[[int, int, SourceOutcome], None]
+
+
+def fact_settings(settings: Settings) -> FactSettings:
+    """The settings of a build that shape its facts (kept in the manifest)."""
+    return FactSettings(
+        text_limit=settings.text_limit,
+        max_record_bytes=settings.max_record_bytes,
+        fingerprint=FINGERPRINT_ALGORITHM,
+        ids=ID_SCHEME,
+        token_estimator="ascii4_unicode1_v1",
+    )
+
+
+def default_paths(settings: Settings) -> list[Path]:
+    """The existing default roots of the runtimes a build covers."""
+    return [
+        root
+        for name, roots in default_roots().items()
+        if settings.runtimes is None or name in settings.runtimes
+        for root in roots
+        if root.exists()
+    ]
+
+
+@dataclass(slots=True)
+class BuildReport:
+    """What a build did, and what the dataset holds afterwards."""
+
+    dataset: Path
+    generation: int
+    changed: bool = False
+    results: list[SourceOutcome] = field(default_factory=list)
+    actions: Counter[str] = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+    sources: dict[str, SourceEntry] = field(default_factory=dict)
+
+    def count(self, state: str) -> int:
+        return sum(1 for r in self.results if r.state == state)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every source was indexed or deliberately skipped, 1 when one failed."""
+        return 1 if self.count("failed") or self.problems else 0
+
+    def totals(self) -> dict[str, int]:
+        """This run's work and the dataset's contents after it."""
+        live = [e for e in self.sources.values() if e.state == "indexed"]
+        return {
+            "sources": len(self.results),
+            "processed": sum(1 for r in self.results if r.action not in ("unchanged", "missing")),
+            "resumed": sum(1 for r in self.results if r.resumed_tail is not None),
+            "unchanged": self.actions["unchanged"],
+            "indexed": self.count("indexed"),
+            "skipped": self.count("skipped"),
+            "failed": self.count("failed"),
+            "missing": sum(1 for e in live if e.missing),
+            "dataset_sources": len(live),
+            "records": sum(e.records for e in live),
+            "sessions": len({e.session_id for e in live if e.session_id is not None}),
+            "loops": sum(e.loops for e in live),
+            "items": sum(e.items for e in live),
+            "bytes": sum(e.indexed_bytes for e in live),
+        }
+
+    def skip_reasons(self) -> Counter[str]:
+        return Counter(r.reason or "" for r in self.results if r.state == "skipped")
+
+
+class Changes:
+    """One build's plan and what its workers found: the new generation's source entries, and
+    the previous generation's rows that must go (by partition)."""
+
+    def __init__(
+        self,
+        dataset: Path,
+        previous: Manifest,
+        record: FactSettings,
+        rebuild: bool,
+        progress: Progress | None = None,
+    ) -> None:
+        self.dataset = dataset
+        self.previous = previous
+        self.known: dict[str, SourceEntry] = previous.sources
+        self.record = record
+        self.rebuild = rebuild
+        self.progress = progress
+        self.generation = previous.generation + 1
+        self.report = BuildReport(dataset, previous.generation)
+        self.entries: dict[str, SourceEntry] = {}
+        #: the sources whose rows must go, by the partition that holds them
+        self.drop: dict[Partition, set[int]] = {}
+        #: rows of resumed sources to replace: their tail loops and items, session and source
+        self.tail_drop: dict[Partition, dict[str, set[int]]] = {}
+        self.checkpoints: list[tuple[str, str]] = []  # staged -> dataset-relative path
+        self.layout = previous.layout()  # what the workers place rows by
+        self.live_digests: dict[str, dict[int, str]] = {}
+        self.done = 0
+        self.total = 0
+        #: the fingerprint algorithm of the previous build, if not the current one: the
+        #: sources it indexed that are gone now keep its fingerprints (their entries say so)
+        settings = previous.settings
+        used = settings.fingerprint if settings is not None else LEGACY_ALGORITHM
+        self.older = None if used == FINGERPRINT_ALGORITHM or not previous.sources else used
+
+    # -- planning ---------------------------------------------------------------------------
+
+    def plan(self, paths: list[Path]) -> list[Decision]:
+        """Decide what to do with every source under `paths` and every known source; the
+        unchanged, missing and superseded ones are settled here, the rest are returned."""
+        report = self.report
+        candidates, superseded, report.problems = discover(paths)
+        for old in superseded:
+            outcome = SourceOutcome(
+                old.locator, "superseded", "skipped", f"superseded by {old.by}: {old.why}"
+            )
+            self.forget(self.known.get(old.locator))
+            report.results.append(outcome)
+            report.actions["superseded"] += 1
+        gone = {s.locator for s in superseded}
+        locators = sorted(({c.locator for c in candidates} | set(self.known)) - gone)
+        decisions = [decide(loc, self.known.get(loc), self.rebuild) for loc in locators]
+        self.total = len(decisions)
+        for d in decisions:
+            entry = self.known.get(d.locator)
+            if d.action == "unchanged" and entry is not None:
+                self.entries[d.locator] = msgspec.structs.replace(entry, missing=False)
+            elif d.action == "missing" and entry is not None:
+                if entry.state == "indexed":  # facts stay until pruned
+                    self.entries[d.locator] = self._kept_missing(entry)
+            else:
+                continue
+            report.actions[d.action] += 1
+            self._progress(SourceOutcome(d.locator, d.action, entry.state, entry.reason))
+        return [d for d in decisions if d.ingest]
+
+    def missing_sessions(self) -> dict[int, list[int]]:
+        """The sessions of vanished sources with their record counts (for move detection)."""
+        missing: dict[int, list[int]] = {}
+        for e in self.entries.values():
+            if e.missing and e.session_id is not None:
+                missing.setdefault(e.session_id, []).append(e.records)
+        return missing
+
+    def resumable(self, decisions: list[Decision]) -> dict[str, str]:
+        """The stored checkpoints of appended sources, by locator."""
+        out = {}
+        for d in decisions:
+            entry = self.known.get(d.locator)
+            if d.action == "appended" and entry is not None and entry.checkpoint:
+                out[d.locator] = str(self.dataset / entry.checkpoint)
+        return out
+
+    # -- outcomes ---------------------------------------------------------------------------
+
+    def consume(self, outcome: SourceOutcome) -> None:
+        """Record one source's outcome (its rows are already staged)."""
+        self.report.actions[outcome.action] += 1
+        self._take(outcome)
+        self._progress(outcome)
+
+    def _take(self, outcome: SourceOutcome) -> None:
+        stored = self.known.get(outcome.locator)
+        if outcome.vanished:  # between discovery and reading: as if it were missing
+            if stored is not None and stored.state == "indexed":
+                self.entries[outcome.locator] = self._kept_missing(stored)
+                outcome.state = "indexed"
+            return
+        if outcome.state == "failed" and stored is not None and stored.state == "indexed":
+            # its facts as last published stay (as a missing source's do), until a build
+            # reads it again: the entry says why this one could not (`failed`)
+            failed = msgspec.structs.replace(stored, missing=False, failed=outcome.reason)
+            self.entries[outcome.locator] = failed
+            return
+        entry = outcome.entry
+        assert entry is not None
+        tail = outcome.resumed_tail
+        if tail is not None and stored is not None and stored.partition == entry.partition:
+            self._forget_tail(stored, tail)
+        else:
+            self.forget(stored)
+        if outcome.checkpoint is not None:
+            assert entry.source_id is not None
+            name = f"checkpoints/{entry.source_id:016x}-{self.generation:06d}.pickle"
+            entry.checkpoint = name
+            self.checkpoints.append((outcome.checkpoint, name))
+        self.entries[outcome.locator] = entry
+        if outcome.prefix_digests:
+            self.live_digests[outcome.locator] = outcome.prefix_digests
+
+    def resolve_moves(self) -> None:
+        """Vanished sources whose facts a live file of this build now holds are dropped."""
+        for locator, entry in list(self.entries.items()):
+            if not entry.missing:
+                continue
+            algorithm = entry.fingerprint or FINGERPRINT_ALGORITHM
+            for live, digests in self.live_digests.items():
+                if self.entries[live].session_id != entry.session_id:
+                    continue
+                if algorithm == FINGERPRINT_ALGORITHM:
+                    digest = digests.get(entry.records)
+                else:  # indexed under an older algorithm: compare under that one
+                    digest = prefix_digest(live, entry.records, algorithm)
+                if digest == entry.digest:
+                    self.forget(entry)
+                    del self.entries[locator]
+                    self.report.actions["moved"] += 1
+                    self.report.results.append(
+                        SourceOutcome(locator, "moved", "skipped", f"moved to {live}")
+                    )
+                    break
+
+    def changed(self, staged: bool) -> bool:
+        """Whether the new generation differs from the previous one (a new dataset is always
+        published)."""
+        first = self.previous.generation == 0
+        return first or staged or bool(self.drop or self.tail_drop) or self.entries != self.known
+
+    def forget(self, entry: SourceEntry | None) -> None:
+        """The rows a stored source published must go."""
+        if entry is not None and entry.state == "indexed" and entry.partition is not None:
+            source = entry.source_id if entry.source_id is not None else -1
+            self.drop.setdefault(Partition.from_key(entry.partition), set()).add(source)
+
+    def _forget_tail(self, entry: SourceEntry, tail: dict[str, list[int]]) -> None:
+        """The rows a resumed source re-states must go; its settled rows stay."""
+        assert entry.partition is not None and entry.source_id is not None
+        drop = self.tail_drop.setdefault(Partition.from_key(entry.partition), {})
+        drop.setdefault("sources", set()).add(entry.source_id)
+        for table in ("loops", "items"):
+            drop.setdefault(table, set()).update(tail.get(table, []))
+
+    def _kept_missing(self, entry: SourceEntry) -> SourceEntry:
+        """The entry of an indexed source whose file is gone (its facts stay)."""
+        kept = msgspec.structs.replace(entry, missing=True)
+        if self.older is not None and kept.fingerprint is None:
+            kept.fingerprint = self.older
+        return kept
+
+    def _progress(self, outcome: SourceOutcome) -> None:
+        self.report.results.append(outcome)
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total, outcome)
