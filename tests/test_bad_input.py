@@ -104,7 +104,15 @@ def _lock(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def guarded_fd(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_os_open(file, *args, **kwargs)
+
     monkeypatch.setattr(builtins, "open", guarded)  # root reads any file: refuse it here
+    monkeypatch.setattr(os, "open", guarded_fd)
 
 
 def test_an_unreadable_file_fails_alone(

@@ -24,7 +24,8 @@ def test_suffixes_and_foreign_files(tmp_path: Path) -> None:
     ]
     _touch(tmp_path / "a" / "notes.txt")
     _touch(tmp_path / "a" / "x.jsonl.tmp")
-    candidates, superseded, problems = discover([tmp_path])
+    found = discover([tmp_path])
+    candidates, superseded, problems = found.candidates, found.superseded, found.problems
     assert [c.locator for c in candidates] == sorted(str(p.resolve()) for p in keep)
     assert superseded == [] and problems == []
 
@@ -33,7 +34,8 @@ def test_dsh_generations_highest_wins(tmp_path: Path) -> None:
     d = tmp_path / "sessions" / "--home-dev-p--" / "session-1"
     old = [_touch(d / "session.jsonl.zstd"), _touch(d / "session.v1.jsonl.zstd")]
     new = _touch(d / "session.v3.jsonl.zstd")
-    candidates, superseded, _ = discover([tmp_path])
+    found = discover([tmp_path])
+    candidates, superseded, _ = found.candidates, found.superseded, found.problems
     assert [c.locator for c in candidates] == [str(new.resolve())]
     assert sorted(s.locator for s in superseded) == sorted(str(p) for p in old)
     assert {s.by for s in superseded} == {str(new)}
@@ -42,7 +44,8 @@ def test_dsh_generations_highest_wins(tmp_path: Path) -> None:
 def test_codex_plain_rollout_beats_its_zst_copy(tmp_path: Path) -> None:
     plain = _touch(tmp_path / "2026" / "rollout-1.jsonl")
     packed = _touch(tmp_path / "2026" / "rollout-1.jsonl.zst")
-    candidates, superseded, _ = discover([tmp_path])
+    found = discover([tmp_path])
+    candidates, superseded, _ = found.candidates, found.superseded, found.problems
     assert [c.locator for c in candidates] == [str(plain.resolve())]
     assert [(s.locator, s.by) for s in superseded] == [(str(packed), str(plain))]
 
@@ -51,12 +54,14 @@ def test_explicit_file_is_a_candidate_even_if_superseded(tmp_path: Path) -> None
     d = tmp_path / "s"
     old = _touch(d / "session.jsonl")
     _touch(d / "session.v4.jsonl")
-    candidates, superseded, _ = discover([old])
+    found = discover([old])
+    candidates, superseded, _ = found.candidates, found.superseded, found.problems
     assert [c.locator for c in candidates] == [str(old.resolve())] and superseded == []
 
 
 def test_missing_path_is_a_problem(tmp_path: Path) -> None:
-    _, _, problems = discover([tmp_path / "nope"])
+    found = discover([tmp_path / "nope"])
+    problems = found.problems
     assert problems == [f"{tmp_path / 'nope'}: no such file or directory"]
 
 
@@ -91,7 +96,8 @@ def test_symlinks_and_unreadable_directories(tmp_path: Path) -> None:
     _touch(locked / "hidden.jsonl")
     locked.chmod(0)
     try:
-        candidates, superseded, problems = discover([root])
+        found = discover([root])
+        candidates, superseded, problems = found.candidates, found.superseded, found.problems
         listable = os.access(locked, os.R_OK)  # (root can list it anyway)
     finally:
         locked.chmod(0o755)

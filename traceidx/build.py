@@ -20,8 +20,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from traceidx.dataset import collect_garbage, locked, read_manifest
+from traceidx.dataset import check_parts, collect_garbage, locked, read_manifest, tighten
 from traceidx.encode import IdGuard
+from traceidx.errors import PublishError, write_failure
 from traceidx.ingest import Settings
 from traceidx.manifest import Manifest
 from traceidx.plan import BuildReport, Changes, Progress, default_paths, fact_settings
@@ -48,12 +49,29 @@ def build(
     with locked(dataset):
         stored = read_manifest(dataset)
         collect_garbage(dataset, stored)
+        tightened = tighten(dataset)
         previous = stored or Manifest()
+        damage = check_parts(dataset, previous, checksums=True)
         record = fact_settings(settings)
         rebuild = rebuild or previous.settings not in (None, record)
-        changes = Changes(dataset, previous, record, rebuild, progress)
+        damaged = frozenset(d.key for d in damage)
+        changes = Changes(dataset, previous, record, rebuild, progress, damaged)
+        changes.report.damaged = [d.line(dataset) for d in damage]
+        changes.report.tightened = tightened
         with tuned():
-            return _run(changes, paths, settings, jobs)
+            try:
+                return _run(changes, paths, settings, jobs)
+            except (OSError, PublishError) as exc:  # writing the new generation failed
+                collect_garbage(dataset, read_manifest(dataset))
+                where = write_failure(exc, dataset) if isinstance(exc, OSError) else str(exc)
+                kept = f"generation {previous.generation} stays current"
+                if stored is None:
+                    kept = "nothing was published"
+                raise PublishError(
+                    f"{where}, while writing the dataset; {kept} and the build's temporary files "
+                    "were removed; free space (or fix the folder's permissions) and run the build "
+                    "again"
+                ) from exc
 
 
 def _run(changes: Changes, paths: list[Path], settings: Settings, jobs: int) -> BuildReport:

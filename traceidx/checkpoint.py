@@ -30,6 +30,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from traceidx.sourceio import open_regular
+
 #: sources shorter than this are re-read on append: cheaper than keeping their state
 MIN_BYTES = 8 << 20
 #: the bytes just before a checkpoint's offset are hashed, and checked before resuming
@@ -40,7 +42,7 @@ def anchor(locator: str, offset: int) -> str | None:
     """The digest of the `ANCHOR_BYTES` before `offset` in the file (None if unreadable)."""
     start = max(0, offset - ANCHOR_BYTES)
     try:
-        with open(locator, "rb") as source:
+        with open_regular(locator) as source:
             source.seek(start)
             data = source.read(offset - start)
     except OSError:

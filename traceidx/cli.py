@@ -21,7 +21,7 @@ from typing import Any
 
 from traceidx import __version__, compiled
 from traceidx.dataset import default_dataset, read_manifest
-from traceidx.errors import DatasetLocked, TraceidxError, UsageError
+from traceidx.errors import DamagedPart, DatasetLocked, TraceidxError, UsageError
 from traceidx.frame import algorithm_of
 from traceidx.manifest import Manifest
 from traceidx.model import RUNTIMES
@@ -175,6 +175,20 @@ def cmd_build(args: argparse.Namespace) -> int:
     )
     for problem in report.problems:
         _err(f"{problem}; check the path")
+    for ignored in report.ignored:
+        _err(f"{ignored.locator}: {ignored.what}, not a trace file; skipped without opening it")
+    for line in report.damaged:
+        _err(line.replace("`traceidx build` re-projects", "this build re-projected"))
+    for locator in report.lost:
+        _err(
+            f"{locator}: its facts lived in a damaged part and the file is gone or unreadable; "
+            "they are lost from the dataset (restore the file and build again to get them back)"
+        )
+    if report.tightened:
+        _err(
+            f"{args.dataset}: {report.tightened} paths were readable by other users; "
+            "made private (folders 0700, files 0600)"
+        )
     warnings = [w for r in report.results for w in r.warnings]
     for warning in warnings:
         _err(warning)
@@ -187,6 +201,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         "actions": dict(sorted(report.actions.items())),
         "skipped_reasons": dict(report.skip_reasons()),
         "failed_sources": {r.locator: r.reason for r in report.results if r.state == "failed"},
+        "ignored": {i.locator: i.what for i in report.ignored},
+        "damaged_parts": report.damaged,
+        "lost_sources": report.lost,
+        "tightened_paths": report.tightened,
         "warnings": warnings,
         "unknown_record_types": dict(
             sum((Counter(r.unknown_types) for r in report.results), Counter())
@@ -277,7 +295,18 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from traceidx.dataset import check_parts, exposed
+
     manifest = _manifest(args.dataset)
+    damage = check_parts(args.dataset, manifest, checksums=True)
+    for d in damage:
+        _err(d.line(args.dataset))
+    wide = exposed(args.dataset)
+    if wide:
+        _err(
+            f"{args.dataset}: {len(wide)} paths are readable by other users (e.g. {wide[0]}); "
+            "the next `traceidx build` makes them private"
+        )
     states: Counter[tuple[str, str]] = Counter()
     for entry in manifest.sources.values():
         state = entry.state
@@ -293,7 +322,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             f"published {manifest.published_at}\n"
         )
     print_rows(["runtime", "state", "sources"], rows, args.format)
-    return EXIT_OK
+    return EXIT_FAILED if damage else EXIT_OK
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
@@ -522,6 +551,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except DatasetLocked as exc:
         _err(f"{exc}; wait for that build to finish, then retry")
+        return exc.exit_code
+    except DamagedPart as exc:
+        for line in exc.lines:
+            _err(line)
         return exc.exit_code
     except TraceidxError as exc:
         _err(str(exc))

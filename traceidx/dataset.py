@@ -21,6 +21,13 @@ new generation, never a mix. The previous generation's files stay on disk until 
 publication, so a reader that opened the old manifest can finish its queries. Anything else
 (staging folders, parts of a build that died) is garbage that the next build removes.
 A build holds an exclusive lock on ``<dataset>/.lock`` for its whole run.
+
+A dataset is private: it holds copies of prompts, code, tool output and whatever secrets those
+contained. While a build holds the lock, the process's umask is 0o077, so every folder it
+creates is 0o700 and every file 0o600 (parts, manifest, spool, checkpoints, the lock), and
+paths of a dataset created with wider modes are tightened (`tighten`). Damage is found by
+`check_parts`: each part's size and Parquet footer (cheap, on every read) and its checksum
+(``status`` and ``build``).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,21 +57,106 @@ MANIFEST = "manifest.json"
 STAGING_PREFIX = ".staging-"
 
 
+#: what a dataset's folders and files may be: their owner's alone
+PRIVATE_FOLDER, PRIVATE_FILE = 0o700, 0o600
+_UMASK = 0o077
+
+
 @contextmanager
 def locked(dataset: Path) -> Iterator[None]:
-    """Hold the dataset's exclusive build lock (non-blocking: raises DatasetLocked)."""
-    dataset.mkdir(parents=True, exist_ok=True)
-    fd = os.open(dataset / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold the dataset's exclusive build lock (non-blocking: raises DatasetLocked), with the
+    process's umask at 0o077 so that everything the build creates is private."""
+    old_umask = os.umask(_UMASK)
     try:
+        dataset.mkdir(parents=True, exist_ok=True)
+        os.chmod(dataset, PRIVATE_FOLDER)
+        fd = os.open(dataset / ".lock", os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise DatasetLocked(
-                f"{dataset} is being built by another traceidx process; wait for it to finish"
-            ) from exc
-        yield
+            os.fchmod(fd, PRIVATE_FILE)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise DatasetLocked(
+                    f"{dataset} is being built by another traceidx process; wait for it to finish"
+                ) from exc
+            yield
+        finally:
+            os.close(fd)
     finally:
-        os.close(fd)
+        os.umask(old_umask)
+
+
+def exposed(dataset: Path) -> list[Path]:
+    """The dataset's paths (itself included) that group or others may access."""
+    out = []
+    for path in [dataset, *dataset.rglob("*")]:
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            continue
+        if mode & 0o077 and not stat.S_ISLNK(mode):
+            out.append(path)
+    return out
+
+
+def tighten(dataset: Path) -> int:
+    """Make every path of the dataset its owner's alone; how many were wider."""
+    paths = exposed(dataset)
+    for path in paths:
+        private = PRIVATE_FOLDER if path.is_dir() else PRIVATE_FILE
+        os.chmod(path, stat.S_IMODE(path.lstat().st_mode) & private)
+    return len(paths)
+
+
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """A live part that is missing or not what the manifest recorded."""
+
+    key: str  # its partition
+    table: str
+    path: str  # dataset-relative
+    what: str
+
+    def line(self, dataset: Path) -> str:
+        return (
+            f"{dataset / self.path}: {self.what}; `traceidx build` re-projects the sources "
+            "whose facts it held"
+        )
+
+
+_FOOTER = b"PAR1"
+
+
+def check_parts(dataset: Path, manifest: Manifest, *, checksums: bool) -> list[Damage]:
+    """The live parts that are missing, of another size, without a Parquet footer or (with
+    `checksums`) of another checksum than the manifest recorded."""
+    out = []
+    for key in sorted(manifest.parts):
+        for table, part in sorted(manifest.parts[key].items()):
+            what = _check(dataset / part.path, part, checksums)
+            if what is not None:
+                out.append(Damage(key, table, part.path, what))
+    return out
+
+
+def _check(path: Path, part: PartFile, checksums: bool) -> str | None:
+    try:
+        with open(path, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if part.size is not None and size != part.size:
+                return f"damaged part: {size:,} bytes where {part.size:,} were written"
+            if size < 2 * len(_FOOTER):
+                return "damaged part: too short for a Parquet file"
+            stream.seek(size - len(_FOOTER))
+            if stream.read(len(_FOOTER)) != _FOOTER:
+                return "damaged part: no Parquet footer"
+    except FileNotFoundError:
+        return "missing part"
+    except OSError as exc:
+        return f"unreadable part ({exc.strerror or exc})"
+    if checksums and part.checksum is not None and file_checksum(path) != part.checksum:
+        return "damaged part: its checksum differs from the one recorded when it was written"
+    return None
 
 
 def default_dataset() -> Path:

@@ -12,6 +12,11 @@ candidates; a file named explicitly is always a candidate. The runtime is never 
 adapters detect it from the content. Symlinked files are followed once (the locator is the
 canonical path, so a file reached twice is one candidate).
 
+Only regular files are candidates. Anything else named like a trace — a named pipe, a socket,
+a device, a directory, a symlink to any of these, a dangling symlink or a symlink loop — is
+never opened (opening a named pipe would wait forever) and is reported as `Ignored`, one
+line each.
+
 Superseded copies are not candidates; they are reported with the file that supersedes them:
 
 * a dsh session directory holds one canonical file per format generation
@@ -23,11 +28,15 @@ Superseded copies are not candidates; they are reported with the file that super
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from traceidx.sourceio import kind_of
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
 _DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
@@ -66,6 +75,32 @@ class Superseded:
     why: str
 
 
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """A path named like a trace that is not a regular file, and what it is."""
+
+    locator: str
+    what: str
+
+
+def _inspect(path: str) -> tuple[str, str | None]:
+    """The canonical locator of `path` and, if it is not a regular file, what it is."""
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks
+    except OSError as exc:
+        if os.path.islink(path):
+            what = "a symlink loop" if exc.errno == errno.ELOOP else "a dangling symlink"
+            return path, what
+        return path, f"unreadable ({exc.strerror or exc})"
+    canonical = os.path.realpath(path)
+    if stat.S_ISREG(mode):
+        return canonical, None
+    what = kind_of(mode)
+    if os.path.islink(path):
+        what = f"a symlink to {what.removeprefix('a ')}"
+    return path, what
+
+
 def superseded_in(directory: str, names: Iterable[str]) -> list[Superseded]:
     """The files among `names` (of one directory) that another file there supersedes."""
     names = set(names)
@@ -91,7 +126,7 @@ def superseded_in(directory: str, names: Iterable[str]) -> list[Superseded]:
     return out
 
 
-def _walk(root: Path, superseded: list[Superseded]) -> Iterable[str]:
+def _walk(root: Path, superseded: list[Superseded], ignored: list[Ignored]) -> Iterable[str]:
     """Canonical locators of the candidates under `root`. The walk starts from the canonical
     root and does not enter symlinked directories, so only a symlinked file needs resolving.
     A directory that cannot be listed is passed over (as `os.walk` does)."""
@@ -106,8 +141,10 @@ def _walk(root: Path, superseded: list[Superseded]) -> Iterable[str]:
         files: dict[str, os.DirEntry[str]] = {}
         subdirectories: list[str] = []
         for entry in entries:
-            if entry.is_dir():  # (a symlink to a directory too, never entered)
-                if not entry.is_symlink():
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name.endswith(TRACE_SUFFIXES):
+                    ignored.append(Ignored(entry.path, "a directory"))
+                else:
                     subdirectories.append(entry.path)
             elif entry.name.endswith(TRACE_SUFFIXES):
                 files[entry.name] = entry
@@ -117,20 +154,43 @@ def _walk(root: Path, superseded: list[Superseded]) -> Iterable[str]:
             del files[os.path.basename(gone.locator)]
         for name in sorted(files):
             entry = files[name]
-            yield os.path.realpath(entry.path) if entry.is_symlink() else entry.path
+            if entry.is_file(follow_symlinks=False):
+                yield entry.path
+                continue
+            locator, what = _inspect(entry.path)  # a symlink, or not a regular file
+            if what is None:
+                yield locator
+            else:
+                ignored.append(Ignored(locator, what))
         pending.extend(sorted(subdirectories, reverse=True))  # visited in name order
 
 
-def discover(paths: Iterable[Path]) -> tuple[list[Candidate], list[Superseded], list[str]]:
-    """Candidates under `paths` (sorted, de-duplicated), superseded files, problems."""
+@dataclass(slots=True)
+class Discovery:
+    """What discovery found under the paths it was given."""
+
+    candidates: list[Candidate]
+    superseded: list[Superseded]
+    ignored: list[Ignored]
+    problems: list[str]
+
+
+def discover(paths: Iterable[Path]) -> Discovery:
+    """Candidates under `paths` (sorted, de-duplicated), superseded files, paths named like
+    traces that are not regular files, and problems (paths that do not exist)."""
     seen: dict[str, Candidate] = {}
     superseded: list[Superseded] = []
+    ignored: list[Ignored] = []
     problems: list[str] = []
     for path in paths:
         if path.is_dir():
-            locators: Iterable[str] = _walk(path, superseded)
-        elif path.exists():
-            locators = [str(path.resolve())]
+            locators: Iterable[str] = _walk(path, superseded, ignored)
+        elif os.path.lexists(path):
+            locator, what = _inspect(str(path.absolute()))
+            if what is not None:
+                ignored.append(Ignored(locator, what))
+                continue
+            locators = [locator]
         else:
             problems.append(f"{path}: no such file or directory")
             continue
@@ -138,4 +198,9 @@ def discover(paths: Iterable[Path]) -> tuple[list[Candidate], list[Superseded], 
             if locator not in seen:
                 seen[locator] = Candidate(locator)
     dropped = {s.locator: s for s in superseded if str(Path(s.locator).resolve()) not in seen}
-    return [seen[k] for k in sorted(seen)], [dropped[k] for k in sorted(dropped)], problems
+    return Discovery(
+        [seen[k] for k in sorted(seen)],
+        [dropped[k] for k in sorted(dropped)],
+        sorted(ignored, key=lambda i: i.locator),
+        problems,
+    )

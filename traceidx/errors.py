@@ -39,17 +39,23 @@ class DatasetLocked(TraceidxError):
 
 
 class DamagedPart(TraceidxError):
-    """A published part file is missing or does not match the size or checksum its manifest
-    recorded."""
+    """Published part files are missing or do not match what the manifest recorded: one line
+    each (`lines`)."""
 
-    def __init__(self, path: str, what: str) -> None:
-        super().__init__(f"{path}: {what}; run `traceidx build` to re-project the sources it held")
-        self.path = path
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
 
 
 class PublishError(TraceidxError):
     """Writing a new generation failed (a full disk, a read-only folder): the previous
     generation stays current."""
+
+
+def write_failure(exc: OSError, path: object) -> str:
+    """Where writing failed and what happened, in a few words."""
+    what = exc.strerror or (str(exc).splitlines() or [type(exc).__name__])[0]
+    return f"{exc.filename or path}: {what}"
 
 
 class IdCollision(TraceidxError):

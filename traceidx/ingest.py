@@ -33,13 +33,19 @@ from traceidx import ids
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
 from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
-from traceidx.errors import AdapterFailure
+from traceidx.errors import AdapterFailure, PublishError
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
 from traceidx.items import ItemColumns
 from traceidx.model import Loop, Source
 from traceidx.project import Projection, Projector
 from traceidx.records import RecordColumns, SourceKeys
-from traceidx.sourceio import CHUNK_BYTES, StreamStats, logical_chunks, valid_utf8
+from traceidx.sourceio import (
+    CHUNK_BYTES,
+    StreamStats,
+    logical_chunks,
+    open_regular,
+    valid_utf8,
+)
 from traceidx.sync import head_digest, head_fingerprint
 from traceidx.text import DEFAULT_TEXT_LIMIT
 
@@ -380,6 +386,8 @@ def ingest(
     result = SourceResult(locator, "failed")
     try:
         return _ingest(result, settings, sink, prefix_counts, resume)
+    except PublishError:  # writing the build's rows failed: no source's fault
+        raise
     except Exception as exc:  # a bug on this source's data: the rest of the build goes on
         cause = exc.cause if isinstance(exc, AdapterFailure) else exc
         on_line = cause is not exc
@@ -408,7 +416,7 @@ def _ingest(
 ) -> SourceResult:
     locator = result.locator
     try:
-        with open(locator, "rb") as stream:
+        with open_regular(locator) as stream:
             stat = os.fstat(stream.fileno())  # of the file read, even if its path was replaced
             result.size, result.mtime_ns = stat.st_size, stat.st_mtime_ns
             run = _Run(result, settings, sink, prefix_counts)

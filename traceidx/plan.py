@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 
 from traceidx.dataset import Partition
-from traceidx.discover import default_roots, discover
+from traceidx.discover import Ignored, default_roots, discover
 from traceidx.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
 from traceidx.ids import ID_SCHEME
 from traceidx.ingest import Settings
@@ -61,6 +61,14 @@ class BuildReport:
     results: list[SourceOutcome] = field(default_factory=list)
     actions: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
+    #: paths named like traces that are not regular files, never opened
+    ignored: list[Ignored] = field(default_factory=list)
+    #: damaged or missing parts of the previous generation (one line each)
+    damaged: list[str] = field(default_factory=list)
+    #: sources whose facts lived only in a damaged part and whose files are gone
+    lost: list[str] = field(default_factory=list)
+    #: paths of the dataset that were readable by others, made private
+    tightened: int = 0
     sources: dict[str, SourceEntry] = field(default_factory=dict)
 
     def count(self, state: str) -> int:
@@ -69,7 +77,7 @@ class BuildReport:
     @property
     def exit_code(self) -> int:
         """0 when every source was indexed or deliberately skipped, 1 when one failed."""
-        return 1 if self.count("failed") or self.problems else 0
+        return 1 if self.count("failed") or self.problems or self.lost else 0
 
     def totals(self) -> dict[str, int]:
         """This run's work and the dataset's contents after it."""
@@ -106,6 +114,7 @@ class Changes:
         record: FactSettings,
         rebuild: bool,
         progress: Progress | None = None,
+        damaged: frozenset[str] = frozenset(),
     ) -> None:
         self.dataset = dataset
         self.previous = previous
@@ -113,6 +122,8 @@ class Changes:
         self.record = record
         self.rebuild = rebuild
         self.progress = progress
+        #: partitions with a damaged part: rewritten from their sources alone
+        self.damaged = damaged
         self.generation = previous.generation + 1
         self.report = BuildReport(dataset, previous.generation)
         self.entries: dict[str, SourceEntry] = {}
@@ -137,7 +148,9 @@ class Changes:
         """Decide what to do with every source under `paths` and every known source; the
         unchanged, missing and superseded ones are settled here, the rest are returned."""
         report = self.report
-        candidates, superseded, report.problems = discover(paths)
+        found = discover(paths)
+        report.problems, report.ignored = found.problems, found.ignored
+        superseded = found.superseded
         for old in superseded:
             outcome = SourceOutcome(
                 old.locator, "superseded", "skipped", f"superseded by {old.by}: {old.why}"
@@ -146,11 +159,16 @@ class Changes:
             report.results.append(outcome)
             report.actions["superseded"] += 1
         gone = {s.locator for s in superseded}
-        locators = sorted(({c.locator for c in candidates} | set(self.known)) - gone)
-        decisions = [decide(loc, self.known.get(loc), self.rebuild) for loc in locators]
+        locators = sorted(({c.locator for c in found.candidates} | set(self.known)) - gone)
+        decisions = [self._decide(loc) for loc in locators]
         self.total = len(decisions)
         for d in decisions:
             entry = self.known.get(d.locator)
+            if d.action == "missing" and entry is not None and self._in_damaged(entry):
+                self.forget(entry)  # its facts were in a damaged part, and its file is gone
+                self.report.lost.append(d.locator)
+                self._progress(SourceOutcome(d.locator, "lost", "skipped", "facts lost"))
+                continue
             if d.action == "unchanged" and entry is not None:
                 self.entries[d.locator] = msgspec.structs.replace(entry, missing=False)
             elif d.action == "missing" and entry is not None:
@@ -161,6 +179,16 @@ class Changes:
             report.actions[d.action] += 1
             self._progress(SourceOutcome(d.locator, d.action, entry.state, entry.reason))
         return [d for d in decisions if d.ingest]
+
+    def _decide(self, locator: str) -> Decision:
+        entry = self.known.get(locator)
+        decision = decide(locator, entry, self.rebuild)
+        if entry is not None and self._in_damaged(entry) and decision.action != "missing":
+            return Decision(locator, "repaired", decision.size)  # read again, from byte 0
+        return decision
+
+    def _in_damaged(self, entry: SourceEntry) -> bool:
+        return entry.live and entry.partition in self.damaged
 
     def missing_sessions(self) -> dict[int, list[int]]:
         """The sessions of vanished sources with their record counts (for move detection)."""
@@ -190,11 +218,17 @@ class Changes:
     def _take(self, outcome: SourceOutcome) -> None:
         stored = self.known.get(outcome.locator)
         if outcome.vanished:  # between discovery and reading: as if it were missing
-            if stored is not None and stored.state == "indexed":
+            if stored is not None and self._in_damaged(stored):
+                self.forget(stored)
+                self.report.lost.append(outcome.locator)
+            elif stored is not None and stored.state == "indexed":
                 self.entries[outcome.locator] = self._kept_missing(stored)
                 outcome.state = "indexed"
             return
-        if outcome.state == "failed" and stored is not None and stored.state == "indexed":
+        if stored is not None and stored.state == "indexed" and self._in_damaged(stored):
+            if outcome.state != "indexed":  # it cannot be read again: its facts are lost
+                self.report.lost.append(outcome.locator)
+        elif outcome.state == "failed" and stored is not None and stored.state == "indexed":
             # its facts as last published stay (as a missing source's do), until a build
             # reads it again: the entry says why this one could not (`failed`)
             failed = msgspec.structs.replace(stored, missing=False, failed=outcome.reason)

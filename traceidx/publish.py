@@ -155,11 +155,9 @@ class Publication:
         layout = self._grown()
         split = self._split(layout)
         grown = {origin.group for origin, _ in split}
-        affected = {
-            p
-            for p in set(self.drop) | set(self.tail_drop) | self.stage.partitions(layout)
-            if p.group not in grown
-        }
+        damaged = {Partition.from_key(key) for key in self.changes.damaged}
+        touched = set(self.drop) | set(self.tail_drop) | self.stage.partitions(layout) | damaged
+        affected = {p for p in touched if p.group not in grown}
         for key in [k for k in parts if Partition.from_key(k).group in grown]:
             del parts[key]  # rewritten whole, bucket by bucket
         appeared_or_gone = known ^ _sessions_of(self.known)
@@ -196,6 +194,8 @@ class Publication:
                 writers = {t: PartWriter(self.stage, t, table, links, share) for t in targets}
                 try:
                     kept = old[table].path if table in old else None
+                    if origin.key in self.changes.damaged:
+                        kept = None  # its sources were read again, or their facts are lost
                     for piece in self.stage.previous(table, kept, drop, ids):
                         routed = route.route(table, piece) if route else [(origin, piece)]
                         for target, rows in routed:

@@ -17,8 +17,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from traceidx.dataset import default_dataset, read_manifest
-from traceidx.errors import DatasetError
+from traceidx.dataset import check_parts, default_dataset, read_manifest
+from traceidx.errors import DamagedPart, DatasetError
 from traceidx.model import TABLES
 from traceidx.schema import table_schema
 
@@ -58,6 +58,9 @@ def connect(
     manifest = read_manifest(root)
     if manifest is None:
         raise DatasetError(f"{root}: no dataset here yet (run `traceidx build` first)")
+    damage = check_parts(root, manifest, checksums=False)
+    if damage:
+        raise DamagedPart([d.line(root) for d in damage])
     con = duckdb.connect(database)
     con.execute("SET TimeZone = 'UTC'")
     with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets it is off anyway

@@ -12,6 +12,9 @@ decoded stream, and ``read_range`` re-reads exactly those bytes for verification
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -224,9 +227,39 @@ def _stream_frame(
             return
 
 
+def open_regular(locator: str) -> BinaryIO:
+    """`locator` opened for reading if it is a regular file; OSError otherwise. A named pipe,
+    socket or device (also behind a symlink) is never waited on: the open does not block, and
+    anything but a regular file is closed again at once."""
+    fd = os.open(locator, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({kind_of(mode)})", locator)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def kind_of(mode: int) -> str:
+    """What a file of this mode is, in words."""
+    for test, name in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 def read_range(locator: str, start: int, end: int) -> bytes:
     """The bytes [start, end) of a source's logical stream (decoding a compressed source)."""
-    with open(locator, "rb") as stream:
+    with open_regular(locator) as stream:
         head = stream.read(len(ZSTD_MAGIC))
         stream.seek(0)
         if compression_of(head) == "none":

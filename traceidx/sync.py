@@ -23,6 +23,9 @@ The rules (after the Source/Record change rules of the contract):
   user moving a folder). Then only the live file's facts remain. A vanished file indexed
   under an older fingerprint algorithm (its entry names it) is compared under that one
   (`prefix_digest`).
+* **repaired** — a source whose facts lived in a damaged or missing part
+  (traceidx.dataset.check_parts) is re-projected from its first byte, whatever its file did;
+  if its file is gone, its facts are lost and reported by name.
 * **superseded** — discovery reports files whose facts another file holds (older dsh log
   generations, a compressed copy beside a plain rollout); if such a file was in the dataset,
   its facts are removed.
@@ -37,9 +40,11 @@ from typing import Literal
 from traceidx.frame import FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
 from traceidx.manifest import SourceEntry
 from traceidx.records import SourceKeys
-from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks
+from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks, open_regular
 
-Action = Literal["unchanged", "new", "appended", "rewritten", "retried", "missing", "unreadable"]
+Action = Literal[
+    "unchanged", "new", "appended", "rewritten", "retried", "repaired", "missing", "unreadable"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +57,7 @@ class Decision:
 
     @property
     def ingest(self) -> bool:
-        return self.action in ("new", "appended", "rewritten", "retried", "unreadable")
+        return self.action in ("new", "appended", "rewritten", "retried", "repaired", "unreadable")
 
 
 def head_digest(head: bytes) -> str:
@@ -64,7 +69,7 @@ def head_digest(head: bytes) -> str:
 
 def head_fingerprint(locator: str, size: int) -> str:
     """`head_digest` of the file's first min(HEAD_BYTES, `size`) bytes, read from disk."""
-    with open(locator, "rb") as stream:
+    with open_regular(locator) as stream:
         return head_digest(stream.read(min(HEAD_BYTES, size)))
 
 
@@ -74,7 +79,7 @@ def prefix_digest(locator: str, count: int, algorithm: str) -> str | None:
     read."""
     keys, framer = SourceKeys(), Framer(algorithm=algorithm)
     try:
-        with open(locator, "rb") as stream:
+        with open_regular(locator) as stream:
             for chunk in logical_chunks(stream, StreamStats()):
                 for line in framer.feed(chunk):
                     keys.add(None, line.fingerprint.encode("ascii"))

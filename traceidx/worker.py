@@ -30,6 +30,7 @@ from traceidx.checkpoint import code_version
 from traceidx.checkpoint import load as load_checkpoint
 from traceidx.dataset import Partition
 from traceidx.encode import encode_rows, row_count, source_rows
+from traceidx.errors import PublishError, write_failure
 from traceidx.ingest import Settings, bug_reason, ingest
 from traceidx.manifest import SourceEntry
 from traceidx.model import TABLES
@@ -100,7 +101,10 @@ def process(locator: str, action: str, task: Task, checkpoint: str | None = None
             if data.num_rows:  # its bucket is set once the source's session is known
                 path = spool_folder / f"source-{uuid.uuid4().hex}-{table}.arrow"
                 run: Run = ("", data, ((0, data.num_rows),))
-                files.extend((table, rows) for _, rows in spool(path, table, [run]))
+                try:
+                    files.extend((table, rows) for _, rows in spool(path, table, [run]))
+                except OSError as exc:  # not this source's fault: the build cannot go on
+                    raise PublishError(write_failure(exc, path)) from exc
 
     def discard() -> None:
         for _, spooled in files:
@@ -246,7 +250,10 @@ def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
     assert task.spool_folder is not None
     for table, table_runs in runs.items():
         path = task.spool_folder / f"batch-{name}-{table}.arrow"
-        spooled += [(key, table, rows) for key, rows in spool(path, table, table_runs)]
+        try:
+            spooled += [(key, table, rows) for key, rows in spool(path, table, table_runs)]
+        except OSError as exc:
+            raise PublishError(write_failure(exc, path)) from exc
     return Batch(outcomes, spooled)
 
 
