@@ -1,24 +1,33 @@
-"""Benchmark corpora: the demo generator at a target size, and a real-shaped Claude corpus.
+"""Benchmark corpora: real traces copied until a target size, each copy made unique.
 
-* ``generated(root, megabytes, seed, long_sessions)`` writes the demo corpus (every runtime
-  the demo supports, deterministic by seed), growing the number of sessions until the target
-  size is reached; without long sessions it is many small sources.
+* ``scaled(root, megabytes, short_sessions)`` copies the demo's sample (real traces of all four
+  runtimes, shipped in ``traceidx/demo/sample``) until the target size is reached; copy *k* has
+  every id rewritten (`copy_ids`) and every time moved back *k* days (`traceidx.demo.shift`),
+  so sessions, requests and calls are unique across copies while every line keeps its real
+  shape and size. With ``short_sessions``, only the sample's smaller half of files is copied:
+  many small sources.
 * ``real_shaped(root, public_claude, copies)`` copies the public Claude Code transcripts
-  ``copies`` times; in copy *k* every UUID and every ``msg_``/``req_`` id is rewritten
-  deterministically, so sessions, requests and messages are unique across copies while the
-  shape of every line (and its size, to the byte) stays real.
+  ``copies`` times, ids rewritten the same way.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import statistics
 from pathlib import Path
 
-from traceidx.demo import generate_corpus
+from traceidx.demo import SAMPLE, copy_sample, is_trace, sample_files
 
+#: UUIDs (v4 and the time-ordered v7 that Codex, Pi and dsh use): names, headers, references
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_NATIVE = re.compile(rb"\b(msg_|req_|toolu_)([A-Za-z0-9]{6})")
+#: the runtimes' native ids: messages, requests, tool calls and reasoning items (Claude
+#: ``msg_``/``req_``/``toolu_``; Codex and Pi ``call_``/``fc_``/``rs_``/``resp_``/``ctc_``;
+#: dsh ``call_00_``), and Claude's subagent ids (``agent-a<16 hex>``, ``"agentId":"a…"``)
+_NATIVE = re.compile(
+    rb"\b((?:msg|req|toolu|call|fc|fco|rs|resp|ctc|ctco)_(?:[0-9]{2}_)?|a(?=[0-9a-f]{16}\b))"
+    rb"([A-Za-z0-9]{4})"
+)
 
 
 def trace_files(root: Path) -> list[Path]:
@@ -31,37 +40,36 @@ def size_of(files: list[Path]) -> int:
     return sum(p.stat().st_size for p in files)
 
 
-def generated(
-    root: Path, megabytes: float, seed: int = 1, long_sessions: bool = True
-) -> list[Path]:
-    """A demo corpus of at least `megabytes` MB of trace files under `root` (without
-    `long_sessions`, short sessions only: many small sources)."""
-    probe = root / "_probe"
-    count = 16
-    written = generate_corpus(probe, sessions=count, seed=seed, long_sessions=long_sessions)
-    per_session = size_of([p for ps in written.values() for p in ps]) / (count * len(written))
-    shutil.rmtree(probe)
-    target = megabytes * 1e6
-    sessions = max(1, int(target / per_session / len(written)) + 1)
-    while True:  # the probe only estimates: grow until the target is reached
-        files = _generate(root / "corpus", sessions, seed, long_sessions)
-        size = size_of(files)
-        if size >= target:
-            return files
-        sessions = int(sessions * target / size * 1.02) + 1
-
-
-def _generate(folder: Path, sessions: int, seed: int, long_sessions: bool) -> list[Path]:
-    shutil.rmtree(folder, ignore_errors=True)
-    generate_corpus(folder, sessions=sessions, seed=seed, long_sessions=long_sessions)
-    return trace_files(folder)
-
-
-def copy_line_ids(data: bytes, k: int) -> bytes:
-    """Claude Code lines with every UUID and native id made unique to copy `k` (same sizes)."""
+def copy_ids(data: bytes, k: int) -> bytes:
+    """`data` (lines or a path) with every UUID and native id made unique to copy `k` (the
+    first four characters of each become `k` in hex: the same sizes)."""
     tag = b"%04x" % k
     data = _UUID.sub(lambda m: tag + m.group(0)[4:], data)
-    return _NATIVE.sub(lambda m: m.group(1) + tag[:2] + m.group(2)[2:], data)
+    return _NATIVE.sub(lambda m: m.group(1) + tag, data)
+
+
+def sample_subset(short_sessions: bool) -> list[Path]:
+    """The sample's files to copy: all of them, or the smaller half of its trace files."""
+    files = sample_files()
+    if not short_sessions:
+        return files
+    traces = [f for f in files if is_trace(f)]
+    median = statistics.median((SAMPLE / f).stat().st_size for f in traces)
+    return [f for f in traces if (SAMPLE / f).stat().st_size <= median]
+
+
+def scaled(root: Path, megabytes: float, short_sessions: bool = False) -> list[Path]:
+    """Copies of the sample under `root`/copy-NNNN, at least `megabytes` MB of trace files."""
+    shutil.rmtree(root, ignore_errors=True)
+    chosen = sample_subset(short_sessions)
+    target, size, k = megabytes * 1e6, 0, 0
+    while size < target:
+        k += 1
+        written = copy_sample(
+            root / f"copy-{k:04d}", -k, edit=lambda data, k=k: copy_ids(data, k), only=chosen
+        )
+        size += size_of([p for paths in written.values() for p in paths])
+    return trace_files(root)
 
 
 def real_shaped(root: Path, public_claude: Path, copies: int) -> list[Path]:
@@ -71,5 +79,5 @@ def real_shaped(root: Path, public_claude: Path, copies: int) -> list[Path]:
         folder = root / f"copy-{k:03d}"
         folder.mkdir(parents=True, exist_ok=True)
         for source in sources:
-            (folder / source.name).write_bytes(copy_line_ids(source.read_bytes(), k + 1))
+            (folder / source.name).write_bytes(copy_ids(source.read_bytes(), k + 1))
     return trace_files(root)

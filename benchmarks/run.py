@@ -6,10 +6,10 @@ Usage::
                              [--jobs 2] [--ccusage] [--out results.json] [--workdir DIR]
                              [--short-sessions] [--repeat N]
 
-For each corpus (the demo generator at ``--megabytes``, with its calibrated mix of short and
-long sessions, or short ones only with ``--short-sessions``; ``--real-copies`` id-unique copies
-of the public Claude Code transcripts, when the shared corpus is present) it measures, in
-one run on this machine:
+For each corpus (``scaled``: id-unique, re-dated copies of the demo's sample of real traces of
+all four runtimes up to ``--megabytes``, or of its smaller half only with ``--short-sessions``;
+``real-shaped``: ``--real-copies`` id-unique copies of the public Claude Code transcripts, when
+the shared corpus is present) it measures, in one run on this machine:
 
 * ``baseline``: reading every trace file (decompressing zstd) and decoding every line with
   msgspec, single process: the raw decode rate of the same bytes; ``parallel_baseline``: the
@@ -31,7 +31,7 @@ one run on this machine:
   commands: daily usage by model, slowest tool calls, top shell programs;
 * ``ccusage`` (``--ccusage``, real-shaped corpus only): ``npx ccusage@20.0.24 claude daily
   --offline --json`` over the same files, for comparison with a popular usage reporter;
-* ``single`` (``--single-mb N``): one source of N MB (the largest generated file, repeated),
+* ``single`` (``--single-mb N``): one source of N MB (the largest scaled file, repeated),
   cold build then one appended line (resumed from the source's checkpoint).
 
 Results print as a table and are saved as JSON (``--out``).
@@ -62,7 +62,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))
 import contextlib
 
 import traceidx
-from benchmarks.corpora import generated, real_shaped, size_of
+from benchmarks.corpora import real_shaped, scaled, size_of
 from traceidx.sourceio import StreamStats, logical_chunks
 
 #: child processes import the traceidx this runner imported (a compiled install or the source)
@@ -331,15 +331,16 @@ def ccusage(config_dir: Path) -> float | None:
 
 
 def single(root: Path, megabytes: float, jobs: int) -> dict[str, Any]:
-    """One big source: cold build, then one appended line."""
-    source = max((root / "corpus").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
-    big = root / "single" / "big.jsonl"
+    """One big source (the largest file under `root`, repeated, beside `root`): cold build,
+    then one appended line."""
+    source = max(root.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    big = root.parent / "single" / "big.jsonl"
     big.parent.mkdir(parents=True, exist_ok=True)
     data = source.read_bytes()
     with open(big, "wb") as out:
         for _ in range(max(1, int(megabytes * 1e6 / len(data)))):
             out.write(data)
-    with tempfile.TemporaryDirectory(dir=root) as tmp:
+    with tempfile.TemporaryDirectory(dir=root.parent) as tmp:
         dataset = Path(tmp) / "dataset"
         cold = run_build(big.parent, dataset, jobs)
         append_lines([big], 1)
@@ -387,7 +388,6 @@ def main() -> int:
     parser.add_argument("--real-copies", type=int, default=40)
     parser.add_argument("--single-mb", type=float, default=0)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--repeat",
         type=int,
@@ -397,7 +397,7 @@ def main() -> int:
     parser.add_argument(
         "--short-sessions",
         action="store_true",
-        help="generate short sessions only (many small sources, e.g. 10,000 at 540 MB)",
+        help="copy the sample's smaller half of sessions only (many small sources)",
     )
     parser.add_argument("--ccusage", action="store_true")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/latest.json"))
@@ -411,11 +411,9 @@ def main() -> int:
     extra: dict[str, Any] = {}
     try:
         start = time.perf_counter()
-        files = generated(work / "generated", args.megabytes, args.seed, not args.short_sessions)
-        extra["generate_s"] = round(time.perf_counter() - start, 1)
-        results.append(
-            scenario("generated", work / "generated" / "corpus", files, args.jobs, args.repeat)
-        )
+        files = scaled(work / "scaled", args.megabytes, args.short_sessions)
+        extra["scale_s"] = round(time.perf_counter() - start, 1)
+        results.append(scenario("scaled", work / "scaled", files, args.jobs, args.repeat))
         public = args.public_claude or (
             Path(__file__).resolve().parents[2] / "shared" / "corpus" / "public" / "claude"
         )
@@ -426,7 +424,7 @@ def main() -> int:
             if args.ccusage:
                 extra["ccusage_daily_s"] = ccusage(work / "real")
         if args.single_mb:
-            extra["single"] = single(work / "generated", args.single_mb, args.jobs)
+            extra["single"] = single(work / "scaled", args.single_mb, args.jobs)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -1,4 +1,5 @@
-"""The benchmark runner works end to end at a tiny size (a smoke test: no timing is asserted)."""
+"""Benchmarks: the scaled corpus's copies are unique and build cleanly, and the runner works end
+to end at a tiny size (a smoke test: no timing is asserted)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.corpora import copy_ids, sample_subset, scaled, size_of
 from tests.conftest import corpus_path
+from traceidx.build import build
+from traceidx.demo import SAMPLE, is_trace, sample_files
+from traceidx.query import connect
 
 RUNNER = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
 
@@ -38,8 +43,8 @@ def test_benchmark_runner_smoke(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     corpora = {r["corpus"]: r for r in report["results"]}
-    assert set(corpora) == {"generated", "real-shaped"}
-    assert corpora["generated"]["physical_mb"] >= 1  # the generator grows to the asked size
+    assert set(corpora) == {"scaled", "real-shaped"}
+    assert corpora["scaled"]["physical_mb"] >= 1  # copies are added up to the asked size
     for result in corpora.values():
         assert result["items"] > 0 and result["cold_s"] > 0 and result["baseline_s"] > 0
         assert result["parallel_baseline_mb_per_s"] > 0
@@ -55,3 +60,48 @@ def test_benchmark_runner_smoke(tmp_path: Path) -> None:
         assert result["append_lines"] >= 1
         assert set(result["queries"]) >= {"daily_usage_by_model", "slowest_tool_calls"}
     assert "cold_mb_per_s" in done.stdout  # the table is printed too
+
+
+def test_copy_ids_rewrites_every_id_in_place() -> None:
+    line = (
+        b'{"sessionId":"49d39892-1d82-4409-a8e9-888df8260b77","id":"msg_01AbCdEf",'
+        b'"requestId":"req_011Cabc","tool_use_id":"toolu_01XyZw","call_id":"call_a8c879e1",'
+        b'"callId":"call_00_65xpFVid","rs":"rs_7066711b","agentId":"a4e985e9dca41ee75",'
+        b'"call_id_key":"call_id","text":"users_1234 and agent-a4e985e9dca41ee75.jsonl"}'
+    )
+    copied = copy_ids(line, 0x2A)
+    assert len(copied) == len(line)
+    for new in (
+        b"002a9892-1d82",
+        b"msg_002aCdEf",
+        b"req_002aabc",
+        b"toolu_002aZw",
+        b"call_002a79e1",
+        b"call_00_002aFVid",
+        b"rs_002a711b",
+        b'"a002a5e9dca41ee75"',
+        b"agent-a002a5e9dca41ee75.jsonl",
+        b'"call_id_key":"call_id"',
+        b"users_1234",
+    ):
+        assert new in copied, new
+
+
+def test_scaled_copies_are_unique_and_build_cleanly(tmp_path: Path) -> None:
+    chosen = sample_subset(short_sessions=False)
+    one_copy = size_of([SAMPLE / f for f in chosen if is_trace(f)])
+    files = scaled(tmp_path / "scaled", megabytes=one_copy * 2.5 / 1e6)
+    copies = len(list((tmp_path / "scaled").iterdir()))
+    traces = [f for f in chosen if is_trace(f)]
+    assert copies == 3 and len(files) == copies * len(traces)
+    report = build([tmp_path / "scaled"], tmp_path / "ds", jobs=2)
+    totals = report.totals()
+    assert report.exit_code == 0 and totals["failed"] == 0 and totals["indexed"] == len(files)
+    sample_sessions = len(traces)  # every sample trace file is one session
+    con = connect(tmp_path / "ds")
+    (sessions, natives), *_ = con.execute(
+        "SELECT count(*), count(DISTINCT runtime || native_id) FROM sessions"
+    ).fetchall()
+    assert sessions == natives == copies * sample_sessions
+    short = sample_subset(short_sessions=True)
+    assert 0 < len(short) < len(traces) and set(short) <= set(sample_files())

@@ -165,8 +165,6 @@ def test_bad_input_is_reported_and_loses_nothing(tmp_path: Path) -> None:
 def test_demo_builds_every_runtime_and_reports(tmp_path: Path) -> None:
     done = run(
         "demo",
-        "--sessions",
-        "2",
         "--corpus",
         str(tmp_path / "traces"),
         "--dataset",

@@ -1,8 +1,9 @@
 """dsh adapter: `drain` hands over most of a long session while reading, changing nothing.
 
-The long session is spliced from the demo generator's top-level sessions (one header, then
-the events of every session with their seqs shifted), so it has many turns of tool calls,
-results, steering, compaction and subagent delegations.
+The long session is spliced from the top-level sessions of the demo's sample of real dsh logs,
+read several times over (one header, then the events of every session with their seqs
+shifted), so it has many turns of tool calls, results, errors, interrupts, steering,
+compaction and subagent delegations.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import msgspec
 
 from tests.facts import item_snapshot, loop_snapshot
 from traceidx.adapters.dsh import DshAdapter
-from traceidx.demo.dsh import generate
+from traceidx.demo import SAMPLE
 from traceidx.sourceio import StreamStats, logical_chunks
 
 Record = dict[str, Any]
@@ -35,11 +36,11 @@ def _shift_seqs(value: Any, offset: int) -> Any:
     return value
 
 
-def _long_session(root: Path, sessions: int) -> list[Record]:
-    """One header, then the events of `sessions` generated top-level sessions."""
+def _long_session(rounds: int) -> list[Record]:
+    """One header, then the events of the sample's top-level sessions, `rounds` times."""
     out: list[Record] = []
     offset = 0
-    for path in generate(root, sessions=sessions, seed=7):
+    for path in sorted((SAMPLE / "dsh").rglob("session.jsonl.zstd")) * rounds:
         header, *events = _records(path)
         if "parentSession" in header:
             continue  # a subagent child: a log of its own
@@ -79,8 +80,8 @@ def _run(records: list[Record], drain: bool) -> tuple[list[Any], list[Any], int,
     return loops, items, drained, held
 
 
-def test_long_session_is_drained_while_read(tmp_path: Path) -> None:
-    records = _long_session(tmp_path, sessions=60)
+def test_long_session_is_drained_while_read() -> None:
+    records = _long_session(rounds=4)
     kept_loops, kept_items, _, kept_held = _run(records, drain=False)
     loops, items, drained, held = _run(records, drain=True)
     assert len(kept_loops) >= 100 and len(kept_items) >= 1000

@@ -15,7 +15,7 @@ from tests.conftest import corpus_path
 from traceidx.adapters import adapters
 from traceidx.build import build
 from traceidx.dataset import read_manifest
-from traceidx.demo import GENERATORS
+from traceidx.demo import sample_files
 from traceidx.model import TABLES
 from traceidx.query import VIEWS, connect, view_sql
 from traceidx.reports import REPORTS
@@ -146,8 +146,9 @@ def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
         assert f"traceidx/sql/reports/{name}.sql" in names
     for runtime in adapters():
         assert f"traceidx/adapters/{runtime}.py" in names
-    for module in GENERATORS.values():
-        assert f"traceidx/demo/{module}.py" in names
+    assert "traceidx/demo/__init__.py" in names and "traceidx/demo/sample/README.md" in names
+    for sample in sample_files():  # the demo's traces, every file of them
+        assert f"traceidx/demo/sample/{sample.as_posix()}" in names
     assert "traceidx/prices.json" in names
 
 

@@ -23,7 +23,7 @@ import pytest
 import traceidx
 from tests.conftest import corpus_path
 from traceidx.build import build
-from traceidx.demo import generate_corpus
+from traceidx.demo import RUNTIMES, write_demo
 from traceidx.query import connect
 from traceidx.reports import REPORTS, params, run_report
 
@@ -59,9 +59,9 @@ def report_cli(dataset: Path, name: str, *args: str, fmt: str = "json") -> Any:
 @pytest.fixture(scope="module")
 def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("demo")
-    written = generate_corpus(root / "traces", sessions=6, seed=3)
+    write_demo(root / "traces")
     dataset = root / "dataset"
-    report = build([root / "traces" / rt for rt in written], dataset, jobs=2)
+    report = build([root / "traces" / rt for rt in RUNTIMES], dataset, jobs=2)
     assert report.exit_code == 0
     return dataset
 

@@ -413,12 +413,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from traceidx.build import build
-    from traceidx.demo import generate_corpus
+    from traceidx.demo import write_demo
     from traceidx.query import connect
     from traceidx.reports import params, run_report
 
     corpus = Path(args.corpus or tempfile.mkdtemp(prefix="traceidx-demo-"))
-    written = generate_corpus(corpus, sessions=args.sessions, seed=args.seed)
+    written = write_demo(corpus)
     counts = ", ".join(f"{len(paths)} {runtime}" for runtime, paths in written.items())
     sys.stderr.write(f"demo corpus: {counts} trace files in {corpus}\n")
     dataset = args.dataset if args.dataset_given else corpus / "dataset"
@@ -527,9 +527,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("record_id", type=int)
     p.set_defaults(func=cmd_inspect)
 
-    p = sub.add_parser("demo", parents=[common], help="build a generated demo corpus and report")
-    p.add_argument("--sessions", type=int, default=24)
-    p.add_argument("--seed", type=int, default=7)
+    p = sub.add_parser(
+        "demo",
+        parents=[common],
+        help="build the bundled sample traces, re-dated to now, and report",
+    )
     p.add_argument("--corpus", help="where to write the demo traces (default: a temp dir)")
     p.set_defaults(func=cmd_demo)
     return parser

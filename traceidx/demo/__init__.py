@@ -1,68 +1,131 @@
-"""Deterministic demo corpora, one generator per runtime (the demo and the benchmarks share them).
+"""The demo corpus: real traces of all four runtimes, shipped with the package, re-dated to now.
 
-Each runtime module exposes ``generate(root, *, sessions, seed, long_sessions) -> list[Path]``,
-writing files laid out as that runtime lays them out under its own home directory
-(``root/<runtime>/...``); how long the sessions are is decided in ``shape``.
-``python -m traceidx.demo OUT --sessions N --seed S [--runtime R ...]``.
+``sample/`` holds traces the real runtimes wrote (Claude Code, Codex, Pi and dsh, driven by a
+scripted model; see ``sample/README.md``), each laid out as its runtime lays out its home:
+``claude_code/projects/…``, ``codex/sessions/YYYY/MM/DD/…``, ``pi/sessions/…`` and
+``dsh/sessions/…``. `copy_sample` writes them elsewhere with every timestamp moved by the same
+whole number of days, so durations, ordering and day boundaries stay exactly as recorded;
+`write_demo` picks the number of days that brings the newest event to within a day of now.
+
+Times occur in the runtimes' own forms, and each is moved in place (so a line keeps its
+length): dates ``YYYY-MM-DD`` (alone, or starting an RFC 3339 time of any precision and
+offset, or in a file name such as ``rollout-2026-11-30T06-29-50-….jsonl``) and the date
+folders ``YYYY/MM/DD``, and epoch numbers (milliseconds or seconds, integral or not). Only
+values within the sample's own days are moved: a date elsewhere in a trace (an API version, a
+dated model name) is not a time of the session.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
+import re
+import shutil
 from collections.abc import Callable, Iterable
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Final
 
-#: runtime -> module under traceidx.demo holding its generator.
-GENERATORS: dict[str, str] = {
-    "claude_code": "claude",
-    "codex": "codex",
-    "dsh": "dsh",
-    "pi": "pi",
-}
+import zstandard
 
-Generator = Callable[..., list[Path]]
+from traceidx.sourceio import StreamStats, logical_chunks
+
+#: the shipped sample (package data)
+SAMPLE: Final = Path(__file__).resolve().parent / "sample"
+#: the sample's runtime folders, each a runtime's home (what a build is pointed at)
+RUNTIMES: Final = ("claude_code", "codex", "pi", "dsh")
+#: the first and last day (UTC) of the sample's events, and its newest event
+FIRST_DAY: Final = date(2026, 9, 1)
+LAST_DAY: Final = date(2026, 11, 30)
+NEWEST: Final = datetime(2026, 11, 30, 6, 40, 6, 142000, tzinfo=UTC)
+
+TRACE_SUFFIXES: Final = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+DAY_MS: Final = 86_400_000
+_EPOCH: Final = date(1970, 1, 1)
+_DATE: Final = re.compile(rb"(?<![0-9])([0-9]{4})([-/])([0-9]{2})\2([0-9]{2})(?![0-9])")
+# epoch seconds (10 digits) or milliseconds (13), not part of a longer word or number
+_EPOCH_NUMBER: Final = re.compile(rb"(?<![\w.])(1[0-9]{9})([0-9]{3})?(?![\w])")
+_LOW_S: Final = ((FIRST_DAY - _EPOCH).days - 1) * 86_400
+_HIGH_S: Final = ((LAST_DAY - _EPOCH).days + 2) * 86_400
+
+#: an edit of a file's bytes (or of its path's, relative to the sample root)
+Edit = Callable[[bytes], bytes]
 
 
-def generator(runtime: str) -> Generator:
-    """The corpus generator of one runtime."""
-    module = importlib.import_module(f"traceidx.demo.{GENERATORS[runtime]}")
-    fn: Generator = module.generate
-    return fn
+def days_to(now: datetime) -> int:
+    """The whole days that move the sample's newest event to within the day before `now`."""
+    return (now - NEWEST) // timedelta(days=1)
 
 
-def generate_corpus(
-    root: Path,
-    *,
-    sessions: int = 12,
-    seed: int = 0,
-    runtimes: Iterable[str] | None = None,
-    long_sessions: bool = True,
-) -> dict[str, list[Path]]:
-    """Write `sessions` sessions of every (or each chosen) runtime under `root`/<runtime>
-    (without `long_sessions`, every session is a short one: many small sources)."""
-    chosen = list(runtimes) if runtimes is not None else list(GENERATORS)
-    return {
-        rt: generator(rt)(
-            Path(root) / rt, sessions=sessions, seed=seed + i, long_sessions=long_sessions
+def shift(data: bytes, days: int) -> bytes:
+    """`data` (trace text or a path) with every time of the sample moved by `days` days."""
+    if days == 0:
+        return data
+
+    def moved_date(m: re.Match[bytes]) -> bytes:
+        year, sep, month, day = m.groups()
+        try:
+            then = date(int(year), int(month), int(day))
+        except ValueError:
+            return m.group(0)
+        if not FIRST_DAY - timedelta(days=1) <= then <= LAST_DAY + timedelta(days=1):
+            return m.group(0)
+        return (
+            (then + timedelta(days=days)).strftime(f"%Y{sep.decode()}%m{sep.decode()}%d").encode()
         )
-        for i, rt in enumerate(chosen)
-    }
+
+    def moved_epoch(m: re.Match[bytes]) -> bytes:
+        seconds = int(m.group(1))
+        if not _LOW_S <= seconds < _HIGH_S:
+            return m.group(0)
+        if m.group(2) is None:
+            return str(seconds + days * 86_400).encode()
+        return str(int(m.group(0)) + days * DAY_MS).encode()
+
+    return _EPOCH_NUMBER.sub(moved_epoch, _DATE.sub(moved_date, data))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """CLI: write a demo corpus and say how much was written."""
-    summary = (__doc__ or "").split("\n", 1)[0]
-    parser = argparse.ArgumentParser(prog="python -m traceidx.demo", description=summary)
-    parser.add_argument("out", type=Path, help="output root (one folder per runtime)")
-    parser.add_argument("--sessions", type=int, default=12, help="sessions per runtime")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--runtime", action="append", choices=sorted(GENERATORS))
-    args = parser.parse_args(argv)
-    written = generate_corpus(
-        args.out, sessions=args.sessions, seed=args.seed, runtimes=args.runtime
+def sample_files(root: Path = SAMPLE) -> list[Path]:
+    """The trace files of the sample (relative to `root`), sorted."""
+    return sorted(
+        p.relative_to(root) for p in root.rglob("*") if p.is_file() and p.name != "README.md"
     )
-    for runtime, paths in written.items():
-        size = sum(p.stat().st_size for p in paths)
-        print(f"{runtime}: {len(paths)} files, {size} bytes under {args.out / runtime}")
-    return 0
+
+
+def is_trace(path: Path) -> bool:
+    return path.name.endswith(TRACE_SUFFIXES)
+
+
+def copy_sample(
+    dest: Path,
+    days: int,
+    *,
+    edit: Edit | None = None,
+    only: Iterable[Path] | None = None,
+    root: Path = SAMPLE,
+) -> dict[str, list[Path]]:
+    """Copy the sample (or the files `only` of it) under `dest`, every time moved by `days`
+    days and the bytes of each file and of its relative path then passed through `edit`;
+    returns the trace files written, by runtime."""
+    written: dict[str, list[Path]] = {runtime: [] for runtime in RUNTIMES}
+    for relative in sorted(only) if only is not None else sample_files(root):
+        name = shift(str(relative).encode(), days)
+        target = dest / (edit(name) if edit else name).decode()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not is_trace(relative):
+            shutil.copyfile(root / relative, target)  # a side file (Claude's subagent meta)
+            continue
+        with open(root / relative, "rb") as handle:
+            stats = StreamStats()
+            data = shift(b"".join(logical_chunks(handle, stats)), days)
+        if edit:
+            data = edit(data)
+        if stats.compression == "zstd":
+            data = zstandard.ZstdCompressor(level=3, write_checksum=True).compress(data)
+        target.write_bytes(data)
+        written[relative.parts[0]].append(target)
+    return written
+
+
+def write_demo(dest: Path, now: datetime | None = None) -> dict[str, list[Path]]:
+    """The demo corpus under `dest`: the sample with its newest event moved to about `now`
+    (by default, this moment); returns the trace files written, by runtime."""
+    return copy_sample(dest, days_to(now or datetime.now(UTC)))
