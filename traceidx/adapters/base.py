@@ -154,6 +154,8 @@ class Adapter:
     time: int | None
     items: list[DraftItem]
     session: DraftSession | None
+    #: record types the adapter does not know, by name: how many records had each
+    unknown: dict[str, int]
 
     def emit(
         self,
@@ -182,6 +184,10 @@ class Adapter:
         )
         self.items.append(item)
         return item
+
+    def count_unknown(self, name: str) -> None:
+        """Count a record of a type the adapter does not know (it stays a Record)."""
+        self.unknown[name] = self.unknown.get(name, 0) + 1
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
