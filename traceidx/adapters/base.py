@@ -16,6 +16,7 @@ from mypy_extensions import mypyc_attr
 
 from traceidx.plain import Plain
 from traceidx.rules import UsageSample
+from traceidx.runtimes import TraceHome
 
 #: `TypedDict` through a name mypy lets take members built at run time
 _TYPED_DICT: Any = TypedDict
@@ -145,6 +146,8 @@ class Adapter:
     """
 
     runtime: ClassVar[str]
+    #: where the runtime keeps its traces by default (see `traceidx.runtimes`)
+    homes: ClassVar[tuple[TraceHome, ...]] = ()
     #: how many leading records `claims` may inspect
     detect_window: ClassVar[int] = 32
     #: what a record is decoded to once the runtime is known (`members`: only the members the

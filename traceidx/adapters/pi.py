@@ -22,6 +22,7 @@ from traceidx.adapters.base import (
 )
 from traceidx.adapters.values import refined
 from traceidx.rules import exit_code_from_header, message_text, type_tag, usage_sample
+from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
 
 _SHELL_TOOLS: Final = frozenset({"bash"})
@@ -102,6 +103,7 @@ class PiAdapter(Adapter):
     """Projects one Pi session file."""
 
     runtime = "pi"
+    homes = (TraceHome("PI_CODING_AGENT_DIR", ".pi/agent", ("sessions",)),)
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:

@@ -26,6 +26,7 @@ from traceidx.adapters.claude_code.wire import (
     text_blocks,
 )
 from traceidx.rules import type_tag
+from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
 
 _TOOL_USE_BLOCKS: Final = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
@@ -36,6 +37,7 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
     """Projects one Claude Code transcript (the format: ``docs/runtimes/claude_code.md``)."""
 
     runtime = "claude_code"
+    homes = (TraceHome("CLAUDE_CONFIG_DIR", ".claude", ("projects",)),)
     record_type = RECORD
 
     @classmethod

@@ -20,6 +20,7 @@ from traceidx.adapters.codex.wire import (
 )
 from traceidx.adapters.values import int_or_none, str_or_none
 from traceidx.rules import type_tag
+from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
 
 
@@ -28,6 +29,7 @@ class CodexAdapter(CodexTools):
     """Projects one Codex rollout (the format: ``docs/runtimes/codex.md``)."""
 
     runtime = "codex"
+    homes = (TraceHome("CODEX_HOME", ".codex", ("sessions", "archived_sessions")),)
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:

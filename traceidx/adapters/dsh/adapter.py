@@ -25,6 +25,7 @@ from traceidx.adapters.dsh.wire import (
 )
 from traceidx.adapters.values import dict_or_empty, dicts_in, nonempty_str
 from traceidx.rules import type_tag
+from traceidx.runtimes import TraceHome
 
 _SOURCES: Final[dict[str, tuple[str, str | None]]] = {
     "runtime-context": ("runtime.context", "environment"),
@@ -52,6 +53,7 @@ class DshAdapter(DshTools):
     """Projects one dsh session log (the format: ``docs/runtimes/dsh.md``)."""
 
     runtime = "dsh"
+    homes = (TraceHome("DSH_HOME", ".dsh", ("sessions",)),)
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
