@@ -20,7 +20,7 @@ from traceidx.adapters.base import (
     DraftSession,
     RecordFacts,
 )
-from traceidx.adapters.values import refined
+from traceidx.adapters.values import declared_command, refined, str_or_none
 from traceidx.rules import exit_code_from_header, message_text, type_tag, usage_sample
 from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
@@ -405,14 +405,12 @@ class PiAdapter(Adapter):
         return opened
 
     def _tool_call(self, block: dict[str, Any], loop: DraftLoop) -> None:
-        name = block.get("name") if isinstance(block.get("name"), str) else None
-        call_id = block.get("id") if isinstance(block.get("id"), str) else None
+        name, call_id = str_or_none(block.get("name")), str_or_none(block.get("id"))
         args = block.get("arguments")
         value: dict[str, Any] = {"tool_name": name}
         if args is not None:
             value["arguments"] = msgspec.json.encode(args).decode()
-        command = args.get("command") if isinstance(args, dict) else None
-        shell = command if name in _SHELL_TOOLS and isinstance(command, str) else None
+        shell = declared_command(name, args, _SHELL_TOOLS)
         self.emit(
             "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
         )

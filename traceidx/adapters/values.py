@@ -36,6 +36,15 @@ def refined(kind: str, refinement: object) -> str:
     return f"{kind}/{refinement}" if isinstance(refinement, str) else kind
 
 
-def reasoning_value(text: str | None) -> dict[str, Any]:
-    """An agent.reasoning value: the full text the runtime kept, else unavailable."""
-    return {"representation": "full", "text": text} if text else {"representation": "unavailable"}
+def reasoning_value(text: str | None, representation: str = "full") -> dict[str, Any]:
+    """An agent.reasoning value: the text the runtime kept (`representation`: ``full`` or
+    ``summary``), else unavailable."""
+    if not text:
+        return {"representation": "unavailable"}
+    return {"representation": representation, "text": text}
+
+
+def declared_command(name: str | None, args: object, shell_tools: frozenset[str]) -> str | None:
+    """The command of a call to a declared shell tool: its string ``command`` argument."""
+    command = args.get("command") if name in shell_tools and isinstance(args, dict) else None
+    return command if isinstance(command, str) else None

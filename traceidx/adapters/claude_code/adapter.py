@@ -25,6 +25,7 @@ from traceidx.adapters.claude_code.wire import (
     native_type,
     text_blocks,
 )
+from traceidx.adapters.values import reasoning_value
 from traceidx.rules import type_tag
 from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
@@ -195,11 +196,8 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
                 self._hold(item)
         elif kind in ("thinking", "redacted_thinking"):
             thought = block.get("thinking") if kind == "thinking" else None
-            if isinstance(thought, str) and thought.strip():
-                value = {"representation": "full", "text": thought}
-            else:
-                value = {"representation": "unavailable"}
-            self.emit("agent.reasoning", "structural", value, loop)
+            kept = thought if isinstance(thought, str) and thought.strip() else None
+            self.emit("agent.reasoning", "structural", reasoning_value(kept), loop)
         elif kind in _TOOL_USE_BLOCKS:
             self._tool_use(block, loop, cwd)
 

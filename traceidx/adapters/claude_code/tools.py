@@ -12,6 +12,7 @@ from traceidx.adapters.base import DraftLoop
 from traceidx.adapters.claude_code.messages import notification_tags
 from traceidx.adapters.claude_code.state import ClaudeCodeState
 from traceidx.adapters.claude_code.wire import result_text
+from traceidx.adapters.values import declared_command, str_or_none
 from traceidx.rules import exit_code_from_header
 
 _EXIT_CODE: Final = re.compile(r"Exit code (-?\d+)(?:\n|$)")
@@ -91,19 +92,16 @@ class ClaudeCodeTools(ClaudeCodeState):
 
     # -- assistant records ------------------------------------------------------------------
     def _tool_use(self, block: dict[str, Any], loop: DraftLoop, cwd: str | None) -> None:
-        name = block.get("name") if isinstance(block.get("name"), str) else None
-        call_id = block.get("id") if isinstance(block.get("id"), str) else None
+        name, call_id = str_or_none(block.get("name")), str_or_none(block.get("id"))
         args = block.get("input")
         if name in _DELEGATION_TOOLS and isinstance(args, dict):
-            prompt = args.get("prompt") if isinstance(args.get("prompt"), str) else None
-            value = {"text": prompt, "has_images": False}
+            value = {"text": str_or_none(args.get("prompt")), "has_images": False}
             item = self.emit("agent.delegation", "structural", value, loop, call_id=call_id)
         else:
             value = {"tool_name": name, "working_directory": cwd}
             if args is not None:
                 value["arguments"] = msgspec.json.encode(args).decode()
-            command = args.get("command") if isinstance(args, dict) else None
-            shell = command if name in _SHELL_TOOLS and isinstance(command, str) else None
+            shell = declared_command(name, args, _SHELL_TOOLS)
             item = self.emit(
                 "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
             )

@@ -9,7 +9,7 @@ from mypy_extensions import mypyc_attr
 from traceidx.adapters.base import DraftLoop
 from traceidx.adapters.codex.state import CodexState, PendingMessage, TurnState
 from traceidx.adapters.codex.wire import content_text, parsed
-from traceidx.adapters.values import str_or_none
+from traceidx.adapters.values import reasoning_value, str_or_none
 
 #: leading markers of runtime-injected user-role text -> (role, category)
 _USER_MARKERS: Final[tuple[tuple[str, str, str | None], ...]] = (
@@ -231,11 +231,7 @@ class CodexMessages(CodexState):
             if isinstance(parts, list)
             else []
         )
-        value: dict[str, Any]
-        if texts:
-            value = {"representation": "summary", "text": "\n".join(texts)}
-        else:
-            value = {"representation": "unavailable"}
+        value = reasoning_value("\n".join(texts), "summary")
         state = self._working() or self._start_loop(None)
         item = self._emit("agent.reasoning", "structural", value, state)
         item.records.extend(self.ui_reasoning)

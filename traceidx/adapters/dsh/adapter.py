@@ -23,7 +23,7 @@ from traceidx.adapters.dsh.wire import (
     source_seqs,
     step_key,
 )
-from traceidx.adapters.values import dict_or_empty, dicts_in, nonempty_str
+from traceidx.adapters.values import dict_or_empty, dicts_in, nonempty_str, reasoning_value
 from traceidx.rules import type_tag
 from traceidx.runtimes import TraceHome
 
@@ -122,12 +122,7 @@ class DshAdapter(DshTools):
                 value = {"text": block["text"], "has_images": False}
                 texts.append(self.emit("agent.commentary", "structural", value, loop))
             elif kind == "reasoning":
-                thought = nonempty_str(block.get("text"))
-                value = (
-                    {"representation": "full", "text": thought}
-                    if thought
-                    else {"representation": "unavailable"}
-                )
+                value = reasoning_value(nonempty_str(block.get("text")))
                 self.emit("agent.reasoning", "structural", value, loop)
             elif kind == "tool-call":
                 calls = True

@@ -11,7 +11,7 @@ from mypy_extensions import mypyc_attr
 from traceidx.adapters.base import DraftItem
 from traceidx.adapters.dsh.state import Call, DshState
 from traceidx.adapters.dsh.wire import content_text
-from traceidx.adapters.values import dict_or_empty, dicts_in, nonempty_str
+from traceidx.adapters.values import declared_command, dict_or_empty, dicts_in, nonempty_str
 from traceidx.rules import exit_code_from_header
 
 _EXIT_CODE: Final = re.compile(r"\[exit code: (-?\d+)\]\Z")
@@ -88,15 +88,10 @@ class DshTools(DshState):
             value = {"text": nonempty_str(args.get("prompt")), "has_images": False}
             item = self.emit("agent.delegation", "structural", value, loop, call_id=call_id)
         else:
-            command = args.get("command") if name in _SHELL_TOOLS else None
             value = {"tool_name": name, "arguments": text}
+            shell = declared_command(name, args, _SHELL_TOOLS)
             item = self.emit(
-                "agent.tool_call",
-                "structural",
-                value,
-                loop,
-                call_id=call_id,
-                shell_command=command if isinstance(command, str) else None,
+                "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
             )
         if call_id is not None:
             index = self.item_base + len(self.items) - 1
