@@ -146,7 +146,8 @@ def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
     for name in [*REPORTS, "_scope"]:
         assert f"traceidx/sql/reports/{name}.sql" in names
     for runtime in adapters():
-        assert {f"traceidx/adapters/{runtime}.py", f"traceidx/adapters/{runtime}/__init__.py"} & names
+        stem = f"traceidx/adapters/{runtime}"  # a module, or a package
+        assert {f"{stem}.py", f"{stem}/__init__.py"} & names
     for module in GENERATORS.values():
         assert f"traceidx/demo/{module}.py" in names
     assert "traceidx/prices.json" in names
