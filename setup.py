@@ -11,6 +11,7 @@ Extensions are all built or none.
 from __future__ import annotations
 
 import atexit
+import glob
 import os
 import shutil
 import sys
@@ -21,12 +22,14 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 #: the modules a build spends its per-line time in (adapters, framing, projection, encoding)
+#: (every adapter module, packages included, but the registry, which finds them by listing its
+#: folder: a new runtime is compiled without being named here)
 COMPILED = [
-    "traceidx/adapters/base.py",
-    "traceidx/adapters/claude_code.py",
-    "traceidx/adapters/codex.py",
-    "traceidx/adapters/dsh.py",
-    "traceidx/adapters/pi.py",
+    *sorted(
+        path
+        for path in glob.glob("traceidx/adapters/**/*.py", recursive=True)
+        if path != "traceidx/adapters/__init__.py"
+    ),
     "traceidx/frame.py",
     "traceidx/ids.py",
     "traceidx/ingest.py",

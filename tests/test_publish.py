@@ -145,7 +145,8 @@ def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
     for name in [*REPORTS, "_scope"]:
         assert f"traceidx/sql/reports/{name}.sql" in names
     for runtime in adapters():
-        assert f"traceidx/adapters/{runtime}.py" in names
+        stem = f"traceidx/adapters/{runtime}"  # a module, or a package
+        assert {f"{stem}.py", f"{stem}/__init__.py"} & names
     assert "traceidx/demo/__init__.py" in names and "traceidx/demo/sample/README.md" in names
     for sample in sample_files():  # the demo's traces, every file of them
         assert f"traceidx/demo/sample/{sample.as_posix()}" in names

@@ -14,21 +14,34 @@ import json
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from traceidx import __version__, compiled
+from traceidx import __version__, compiled, runtimes
 from traceidx.dataset import default_dataset, read_manifest
 from traceidx.errors import DamagedPart, DatasetLocked, TraceidxError, UsageError
 from traceidx.frame import algorithm_of
 from traceidx.manifest import Manifest
-from traceidx.model import RUNTIMES
 from traceidx.process import configure
 from traceidx.reports import PERIODS, REPORTS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+
+
+class _RegisteredRuntimes:
+    """The registered runtimes as argparse choices, listed only when a command names a runtime
+    (listing them loads every adapter)."""
+
+    def __contains__(self, name: object) -> bool:
+        return name in runtimes.names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(runtimes.names())
+
+
+_RUNTIMES: Any = _RegisteredRuntimes()
 
 
 # -- output ---------------------------------------------------------------------------------
@@ -488,7 +501,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", parents=[common, fmt], help="index trace files into the dataset")
     p.add_argument("paths", nargs="*", help="trace files or directories (default: runtime roots)")
-    p.add_argument("--runtime", action="append", choices=RUNTIMES, help="only this runtime")
+    p.add_argument("--runtime", action="append", choices=_RUNTIMES, help="only this runtime")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
     p.add_argument("--text-limit", type=int, default=64 * 1024, help="published text bound")
     p.add_argument("--rebuild", action="store_true", help="re-project every source from scratch")
@@ -499,7 +512,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--since", help="first local date included (YYYY-MM-DD)")
     p.add_argument("--until", help="last local date included (YYYY-MM-DD)")
     p.add_argument("--timezone", help="IANA zone for dates and periods (default: this machine's)")
-    p.add_argument("--runtime", action="append", choices=RUNTIMES, help="only this runtime")
+    p.add_argument("--runtime", action="append", choices=_RUNTIMES, help="only this runtime")
     p.add_argument("--model", action="append", help="only this model id (repeatable)")
     p.add_argument("--period", choices=PERIODS, default="day", help="usage: day, week or month")
     p.add_argument("--limit", type=int, default=20, help="slowest: how many calls")

@@ -1,11 +1,8 @@
 """Discovery: the candidate trace files under the runtimes' roots or the paths a user names.
 
-Default roots (each overridable by an environment variable):
-
-* Claude Code: ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude/projects``);
-* Codex: ``$CODEX_HOME/sessions`` and ``$CODEX_HOME/archived_sessions`` (default ``~/.codex``);
-* Pi: ``$PI_CODING_AGENT_DIR/sessions`` (default ``~/.pi/agent/sessions``);
-* dsh: ``$DSH_HOME/sessions`` (default ``~/.dsh/sessions``).
+Default roots: each registered runtime's own, as its adapter declares them
+(`traceidx.runtimes`): trace folders in a home folder that an environment variable may move
+(e.g. ``$CODEX_HOME/sessions``, by default ``~/.codex/sessions``).
 
 When a directory is walked, files ending ``.jsonl``, ``.jsonl.zst`` or ``.jsonl.zstd`` are
 candidates; a file named explicitly is always a candidate. The runtime is never chosen here:
@@ -36,26 +33,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from traceidx.runtimes import declared
 from traceidx.sourceio import kind_of
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
 _DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
 
 
-def _home(variable: str, default: Path) -> Path:
-    value = os.environ.get(variable)
-    return Path(value) if value else default
-
-
 def default_roots() -> dict[str, list[Path]]:
-    """Each runtime's default trace roots (whether or not they exist)."""
-    home = Path.home()
-    codex = _home("CODEX_HOME", home / ".codex")
+    """Each registered runtime's default trace roots (whether or not they exist)."""
     return {
-        "claude_code": [_home("CLAUDE_CONFIG_DIR", home / ".claude") / "projects"],
-        "codex": [codex / "sessions", codex / "archived_sessions"],
-        "pi": [_home("PI_CODING_AGENT_DIR", home / ".pi" / "agent") / "sessions"],
-        "dsh": [_home("DSH_HOME", home / ".dsh") / "sessions"],
+        name: [root for home in homes for root in home.roots()]
+        for name, homes in declared().items()
     }
 
 

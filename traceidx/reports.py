@@ -25,8 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from traceidx import runtimes
 from traceidx.errors import ReportError
-from traceidx.model import RUNTIMES
 
 if TYPE_CHECKING:
     import duckdb
@@ -160,9 +160,10 @@ def prepare(con: duckdb.DuckDBPyConnection, p: ReportParams) -> None:
     """Load prices, set the parameters and define the report scope on a connection."""
     if p.period not in PERIODS:
         raise ReportError(f"--period {p.period!r}: choose one of {', '.join(PERIODS)}")
-    unknown = sorted(set(p.runtimes) - set(RUNTIMES))
+    known = runtimes.names() if p.runtimes else []  # listing them loads every adapter
+    unknown = sorted(set(p.runtimes) - set(known))
     if unknown:
-        raise ReportError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(RUNTIMES)}")
+        raise ReportError(f"unknown runtime {unknown[0]!r}; runtimes: {', '.join(known)}")
     known_zone = con.execute(
         "SELECT count(*) FROM pg_timezone_names() WHERE name = ?", [p.timezone]
     ).fetchall()[0][0]

@@ -1,4 +1,8 @@
-"""The adapter registry: each runtime module registers itself; none is listed here."""
+"""The adapter registry: each runtime module registers itself; none is listed here.
+
+Registering an adapter also declares its runtime's trace homes (`traceidx.runtimes`), which
+is where discovery and the command line take the runtime list from.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,13 @@ import importlib
 import pkgutil
 from typing import Any
 
+from traceidx import runtimes
 from traceidx.adapters.base import Adapter
 
 _REGISTRY: dict[str, type[Adapter]] = {}
 _LOADED = False
+#: modules of this package that are not adapters
+_HELPERS = frozenset({"base", "values"})
 
 
 def register(cls: type[Adapter]) -> type[Adapter]:
@@ -17,6 +24,7 @@ def register(cls: type[Adapter]) -> type[Adapter]:
     if cls.runtime in _REGISTRY:
         raise RuntimeError(f"two adapters claim runtime {cls.runtime!r}")
     _REGISTRY[cls.runtime] = cls
+    runtimes.declare(cls.runtime, cls.homes)
     return cls
 
 
@@ -25,7 +33,7 @@ def _load() -> None:
     if _LOADED:
         return
     for info in pkgutil.iter_modules(__path__):
-        if info.name != "base":
+        if info.name not in _HELPERS:
             importlib.import_module(f"{__name__}.{info.name}")
     _LOADED = True
 

@@ -16,6 +16,7 @@ from mypy_extensions import mypyc_attr
 
 from traceidx.plain import Plain
 from traceidx.rules import UsageSample
+from traceidx.runtimes import TraceHome
 
 #: `TypedDict` through a name mypy lets take members built at run time
 _TYPED_DICT: Any = TypedDict
@@ -145,6 +146,8 @@ class Adapter:
     """
 
     runtime: ClassVar[str]
+    #: where the runtime keeps its traces by default (see `traceidx.runtimes`)
+    homes: ClassVar[tuple[TraceHome, ...]] = ()
     #: how many leading records `claims` may inspect
     detect_window: ClassVar[int] = 32
     #: what a record is decoded to once the runtime is known (`members`: only the members the
@@ -154,6 +157,8 @@ class Adapter:
     time: int | None
     items: list[DraftItem]
     session: DraftSession | None
+    #: record types the adapter does not know, by name: how many records had each
+    unknown: dict[str, int]
 
     def emit(
         self,
@@ -182,6 +187,10 @@ class Adapter:
         )
         self.items.append(item)
         return item
+
+    def count_unknown(self, name: str) -> None:
+        """Count a record of a type the adapter does not know (it stays a Record)."""
+        self.unknown[name] = self.unknown.get(name, 0) + 1
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:

@@ -1,110 +1,6 @@
 """Pi coding agent adapter: session files (format v1, v2 and v3) to draft facts.
 
-Checked against Pi session format v1 (pi-mono sessions of Nov–Dec 2025, public corpus) and v3
-as written by pi 0.73.1 (generated corpus: ``openai-responses``, ``anthropic-messages`` and
-``openai-completions`` providers, print, JSON and RPC modes). v2 differs from v3 only in the
-message role ``hookMessage`` (v3: ``custom``); both are read.
-
-Detection: the first record is the ``session`` header: ``type: "session"`` with a string
-``id`` (a header without ``type`` is accepted when it has ``id``, ``cwd`` and an ISO
-``timestamp``). dsh also writes a ``type: "session"`` header, always with an epoch
-``createdAt``, which Pi never writes; such files are not claimed.
-
-Session: one per file, from the header. Native id = ``id``; ``created_at`` = header
-``timestamp``; ``working_directory`` = ``cwd``; ``name`` = the last ``session_info.name``.
-``forked_from`` comes from ``parentSession`` (v2/v3 fork and ``/branch`` files) or v1
-``branchedFrom``. Both hold the *path* of the parent file, and Pi names every session file it
-creates ``<timestamp>_<session id>.jsonl`` (the timestamp has no ``_``): the parent's native id
-is the file stem after its first ``_``. A path whose stem has no ``_`` (a file named by hand
-with ``--session``) gives no link. The views publish the link only when that Session is in
-the dataset. A forked file copies its parent's entries; they stay this Session's evidence
-(Loops and Items of this file), because without the parent in the dataset they are the only
-record of that history.
-
-Entries and the tree (v2/v3): every entry has ``id`` and ``parentId``; Pi appends each entry as
-the child of its current leaf, and moves the leaf (``/tree``, branch with summary, re-editing an
-earlier prompt) only while no agent run is in progress. So within a run the chain is linear:
-each entry's ``parentId`` is the entry written just before it. An entry whose ``parentId`` is
-another entry (or ``null`` after the first entry) is a *branch*: it continues no Loop —
-the agent was idle — even when its parent lies in the middle of a Loop that was then still
-running. The abandoned branch keeps its Loops and Items exactly as written (it is evidence of
-what happened); only its continuation is cut. v1 files have no ids and are linear.
-
-Loops (Pi writes no turn markers; its agent loop is the reference):
-
-* A ``user`` message opens a Loop when no run is in progress: the chain holds no message yet,
-  the last assistant message ended generation (no tool calls, or stop reason ``error`` /
-  ``aborted``), or tool calls of the last assistant message still lack results (that run died:
-  Pi injects queued messages only after a whole tool batch). A ``user`` message after the tool
-  results of a running Loop, or before its first response, is steering (Pi polls queued
-  steering exactly there). Pi may also deliver a queued steering or follow-up message right
-  after a final response, inside the same run; the file cannot tell that from a new prompt, so
-  it opens a new Loop. Pi does not record whether a person typed a prompt (print, RPC and SDK
-  prompts look the same): every human Item is ``heuristic``.
-* An assistant message right after one that ended generation with ``stop``/``length`` (no
-  prompt between) continues that Loop: the run went on with queued input; the earlier answer
-  becomes commentary. With no run in progress otherwise (after a branch, an abort, a failure
-  without retry), an assistant message is a run started without a prompt (``agent.continue``,
-  an extension's triggered turn): it opens a Loop at the extension message written just before
-  it (``custom_message``/``custom``), if any, else at itself.
-* End and outcome: Pi's agent loop returns unconditionally after an assistant message whose
-  ``stopReason`` is ``aborted`` (the run's abort signal; RPC ``abort`` even writes such a
-  message without any model request) or ``error``. ``aborted`` ends the Loop there,
-  ``interrupted``. ``error`` ends it there, ``failed`` — unless the next message of the chain is
-  another assistant message: Pi's auto-retry continues the same run (the error message stays
-  in the file), so the end is withdrawn and the Loop goes on; entries written while a retry may
-  still follow (e.g. the compaction after a context overflow) join the Loop when it does.
-  ``stop``/``length`` without tool calls end generation, but whether the run ended depends on
-  Pi's follow-up queue, which is not persisted: the next Loop's start bounds such a Loop
-  (``end`` without outcome); at the end of the file it has no ``end``. A single model stop
-  reason therefore never yields ``completed``.
-* A user's own ``!cmd`` (``bashExecution``) opens no Loop and joins none: Session-level Items.
-* Two Loops never start at one position: when a joined line (two records on one physical line,
-  recovered by ingest and fed as two values at one position) would start a second Loop where
-  one starts, the second message joins it.
-
-Items, in record order and within a message in block order:
-
-* ``user``: text blocks joined by newlines → ``human.request``/``human.steering`` (heuristic);
-  an expanded skill (text starting ``<skill name="``, up to the last ``</skill>``) is
-  ``runtime.instructions``/skill (heuristic) and the rest, if any, the human text. Expanded
-  prompt templates are plain user text in the file and cannot be told apart.
-* ``assistant``: ``thinking`` → ``agent.reasoning`` (``summary`` when the block's signature is an
-  OpenAI reasoning item carrying ``summary`` parts, ``unavailable`` when redacted or empty, else
-  ``full``); ``text`` → ``agent.commentary`` (structural), except the last text block of a
-  message that ended generation with ``stop``/``length`` and no tool calls: ``agent.final_answer``
-  (heuristic: it rests on no queued message continuing the run); ``toolCall`` → ``agent.tool_call``
-  (``bash`` → shell command = ``arguments.command``). ``model`` names the Loop's model (first
-  reported); ``usage`` is one call's usage, never cumulative: ``input`` excludes cache reads
-  (``cacheRead`` → cached) and writes (``cacheWrite`` → cache_write), normalised so input
-  includes both; reasoning tokens are not reported separately. Pi writes usage on error and
-  abort messages too (zeros when no usage arrived); each message counts once as written.
-* ``toolResult`` → ``tool.output`` of its ``toolCallId`` (in that call's Loop): ``failed`` =
-  ``isError``, ``runtime_truncated`` = ``details.truncation.truncated``. A ``bash`` result's
-  ``exit_code`` is the number of the fixed last line Pi appends for a non-zero exit
-  (``Command exited with code N``, anchored at the end of the text: the shared exit-code rule);
-  a success Pi does not number has none. No duration (Pi records none).
-* ``bashExecution`` → ``runtime.context``/internal with the command, and ``tool.output`` with the
-  output, the structured ``exitCode``, ``failed`` (``cancelled`` or a non-zero exit code) and
-  ``runtime_truncated`` (``truncated``); both Session-level.
-* ``custom``/``hookMessage`` messages and ``custom_message`` entries (extension content sent to
-  the model) → ``runtime.context``; ``compaction`` and ``branch_summary`` entries (and the
-  ``compactionSummary``/``branchSummary`` roles) → ``runtime.compaction_summary``;
-  ``model_change`` → ``runtime.state`` "model: <provider>/<modelId>"; ``thinking_level_change``
-  → ``runtime.state`` "thinking level: <level>" (also the ``effort`` of Loops opened while it is
-  in force; v1 headers carry an initial ``thinkingLevel``). These join the running Loop, else
-  are Session-level; compaction summaries join it only between turns (Pi never compacts while
-  tools run: a compaction after unanswered tool calls follows a dead run).
-* ``custom`` (extension state), ``label`` and ``session_info`` entries are Records only.
-
-Drain (``Adapter.drain``): later records change only the most recent Loop and three kinds of
-item — the current Loop's final answer (demoted if the run goes on), an extension message
-written while idle (it joins the Loop of the run it triggers) and, after an ``error``, what
-is written while a retry may follow (it joins the retried Loop). A branch changes nothing
-written before it. So every Loop but the last is returned, and every item before the first
-such item still open; tool outputs follow their calls in item order. The Session's facts
-(``name`` may come last) stay with ``finish``. The adapter keeps each tool call id's Loop, so
-a late result still joins it.
+The format, the versions checked against and the evidence rules: ``docs/runtimes/pi.md``.
 """
 
 from __future__ import annotations
@@ -124,7 +20,9 @@ from traceidx.adapters.base import (
     DraftSession,
     RecordFacts,
 )
+from traceidx.adapters.values import declared_command, refined, str_or_none
 from traceidx.rules import exit_code_from_header, message_text, type_tag, usage_sample
+from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
 
 _SHELL_TOOLS: Final = frozenset({"bash"})
@@ -157,7 +55,8 @@ def _is_header(obj: dict[str, Any]) -> bool:
 
 
 def parent_native_id(path: object) -> str | None:
-    """The native id of the session stored at a Pi session file path (see module docstring)."""
+    """The native id of the session stored at a Pi session file path (see Session in
+    ``docs/runtimes/pi.md``)."""
     if not isinstance(path, str) or not path:
         return None
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
@@ -196,7 +95,7 @@ def _native_type(obj: dict[str, Any]) -> str | None:
         refinement = obj["message"].get("role")
     elif kind in ("custom", "custom_message"):
         refinement = obj.get("customType")
-    return f"{kind}/{refinement}" if isinstance(refinement, str) else kind
+    return refined(kind, refinement)
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
@@ -204,6 +103,7 @@ class PiAdapter(Adapter):
     """Projects one Pi session file."""
 
     runtime = "pi"
+    homes = (TraceHome("PI_CODING_AGENT_DIR", ".pi/agent", ("sessions",)),)
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
@@ -217,7 +117,7 @@ class PiAdapter(Adapter):
         self.unknown: dict[str, int] = {}
         self.position = 0
         self.time: int | None = None
-        # state of the chain being written (see "Entries and the tree")
+        # state of the chain being written (see "Entries and the tree" in docs/runtimes/pi.md)
         self.last_key: str | None = None
         self.entries = 0
         self.loop: DraftLoop | None = None  # the most recently opened Loop
@@ -234,16 +134,16 @@ class PiAdapter(Adapter):
     def feed(self, position: int, obj: Any) -> RecordFacts:
         self.position = position
         if not isinstance(obj, dict):
-            self._count("<not an object>")
+            self.count_unknown("<not an object>")
             return RecordFacts(None, None)
         self.time = rfc3339_ms(obj.get("timestamp"))
         if self.session is None:
             if _is_header(obj):
                 self._header(obj)
             else:
-                self._count("<entry before the session header>")
+                self.count_unknown("<entry before the session header>")
         elif _is_header(obj):
-            self._count("session (second header)")
+            self.count_unknown("session (second header)")
         else:
             self._entry(obj)
         return RecordFacts(self.time, _native_type(obj))
@@ -297,9 +197,6 @@ class PiAdapter(Adapter):
     def finish(self) -> Draft:
         return Draft(self.session, self.loops, self.items, self.unknown)
 
-    def _count(self, name: str) -> None:
-        self.unknown[name] = self.unknown.get(name, 0) + 1
-
     # -- session -------------------------------------------------------------------------------
 
     def _header(self, obj: dict[str, Any]) -> None:
@@ -329,7 +226,7 @@ class PiAdapter(Adapter):
             if isinstance(message, dict):
                 self._message(message)
             else:
-                self._count("message (no message object)")
+                self.count_unknown("message (no message object)")
         elif kind in ("compaction", "branch_summary"):
             summary = obj.get("summary")
             value = {"summary": summary if isinstance(summary, str) and summary else None}
@@ -352,7 +249,7 @@ class PiAdapter(Adapter):
             if isinstance(name, str) and name.strip() and self.session is not None:
                 self.session.name = name.strip()
         elif kind not in _RECORD_ONLY:
-            self._count(str(kind))
+            self.count_unknown(str(kind))
 
     def _branch(self) -> None:
         """The leaf moved: Pi was idle, so nothing written next continues a running Loop."""
@@ -378,7 +275,7 @@ class PiAdapter(Adapter):
             value = {"summary": summary if isinstance(summary, str) and summary else None}
             self._runtime_item("runtime.compaction_summary", value)
         else:
-            self._count(f"message/{role}")
+            self.count_unknown(f"message/{role}")
 
     # -- loops ---------------------------------------------------------------------------------
 
@@ -508,14 +405,12 @@ class PiAdapter(Adapter):
         return opened
 
     def _tool_call(self, block: dict[str, Any], loop: DraftLoop) -> None:
-        name = block.get("name") if isinstance(block.get("name"), str) else None
-        call_id = block.get("id") if isinstance(block.get("id"), str) else None
+        name, call_id = str_or_none(block.get("name")), str_or_none(block.get("id"))
         args = block.get("arguments")
         value: dict[str, Any] = {"tool_name": name}
         if args is not None:
             value["arguments"] = msgspec.json.encode(args).decode()
-        command = args.get("command") if isinstance(args, dict) else None
-        shell = command if name in _SHELL_TOOLS and isinstance(command, str) else None
+        shell = declared_command(name, args, _SHELL_TOOLS)
         self.emit(
             "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
         )

@@ -1,0 +1,244 @@
+"""Claude Code adapter state: the session, Loops, API responses and their usage, draining."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Final
+
+from mypy_extensions import mypyc_attr
+
+from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSession
+from traceidx.rules import UsageSample, usage_sample
+
+_FINAL_STOP_REASONS: Final = frozenset({"end_turn", "stop_sequence"})
+
+
+@mypyc_attr(serializable=True)  # pickled in checkpoints
+class Turn:
+    """A Loop not yet drained, with the API responses that count towards its usage."""
+
+    __slots__ = ("last", "loop", "responses", "settled")
+
+    def __init__(self, loop: DraftLoop) -> None:
+        self.loop = loop
+        self.responses: list[Response] = []  # in creation order
+        self.last: Response | None = None  # the latest one: its text may be the final answer
+        self.settled = False  # usage and final answer are fixed: the Loop may be drained
+
+
+@mypyc_attr(serializable=True)  # pickled in checkpoints
+class Response:
+    """One API response assembled from its per-block lines."""
+
+    __slots__ = ("key", "output", "sample", "stop_reason", "text", "turn")
+
+    def __init__(self, key: tuple[str, str], turn: Turn) -> None:
+        self.key = key
+        self.turn = turn
+        self.sample: UsageSample | None = None
+        self.output = -1
+        self.stop_reason: str | None = None
+        self.text: DraftItem | None = None  # its latest text while it is its Loop's latest
+
+
+def _closable(key: tuple[str, str]) -> bool:
+    """Whether lines of this response stop once a later Loop starts (it has a message id)."""
+    return key[0] != "None" and key[0] != ""
+
+
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
+class ClaudeCodeState(Adapter):
+    """What a transcript's adapter keeps between records: the Loops, responses and held items."""
+
+    def __init__(self) -> None:
+        self.session: DraftSession | None = None
+        self.parent_session: str | None = None
+        self.subagent = False
+        self.turns: deque[Turn] = deque()  # the Loops not drained yet, in order
+        self.turn: Turn | None = None  # the current Loop's
+        self.items: list[DraftItem] = []  # the items not drained yet, in order
+        self.loop: DraftLoop | None = None  # the current Loop
+        self.open = False  # whether the current Loop may still receive work
+        self.pending_start: int | None = None  # runtime input that may start agent work
+        self.responses: dict[tuple[str, str], Response] = {}  # responses still open
+        self.calls: dict[str, str] = {}  # tool_use id -> tool name
+        self.delegations: dict[str, DraftItem] = {}  # call id -> call awaiting its subagent
+        self.held: set[int] = set()  # id() of the items that may still change
+        self.waiting: dict[int, DraftItem] = {}  # held until the next Loop starts
+        self.agent_tasks: dict[str, str] = {}  # task/agent id -> kind ("agent" | call id)
+        self.unknown: dict[str, int] = {}
+        self.position = 0
+        self.time: int | None = None
+
+    # -- framing callbacks -------------------------------------------------------------------
+    def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:
+        if self.session is None:
+            return [], []
+        loops: list[DraftLoop] = []
+        turns = self.turns
+        while turns and turns[0].settled:
+            loops.append(turns.popleft().loop)
+        items, held = self.items, self.held
+        count = 0
+        while count < len(items) and id(items[count]) not in held:
+            count += 1
+        if count == 0:
+            return loops, []
+        settled = items[:count]
+        del items[:count]
+        return loops, settled
+
+    def finish(self) -> Draft:
+        for turn in self.turns:
+            if not turn.settled:
+                self._settle(turn)
+        loops = [turn.loop for turn in self.turns]
+        return Draft(self.session, loops, self.items, self.unknown)
+
+    # -- drafts that may still change --------------------------------------------------------
+
+    def _hold(self, item: DraftItem, until_next_loop: bool = False) -> None:
+        self.held.add(id(item))
+        if until_next_loop:
+            self.waiting[id(item)] = item
+
+    def _release(self, item: DraftItem) -> None:
+        self.held.discard(id(item))
+        self.waiting.pop(id(item), None)
+
+    def _settle(self, turn: Turn) -> None:
+        """Fix a Loop's usage and final answer (nothing can change them any more)."""
+        for response in turn.responses:
+            if response.sample is not None:
+                turn.loop.usage.append(response.sample)
+        last = turn.last
+        if last is not None:
+            self._promote_final(last)
+            if last.text is not None:
+                self._release(last.text)
+                last.text = None
+        turn.responses, turn.last, turn.settled = [], None, True
+
+    def _close_turn(self, turn: Turn) -> None:
+        """A later Loop started: close the responses of `turn` and settle it if it can be."""
+        open_response = False
+        for response in turn.responses:
+            if _closable(response.key):
+                self.responses.pop(response.key, None)
+            else:
+                open_response = True
+        if not open_response:
+            self._settle(turn)
+        for item in self.waiting.values():
+            self.held.discard(id(item))
+        self.waiting.clear()
+        self.delegations.clear()
+
+    # -- session -------------------------------------------------------------------------------
+
+    def _session_facts(self, obj: dict[str, Any]) -> None:
+        session = self.session
+        native = obj.get("sessionId")
+        if session is None:
+            if not isinstance(native, str) or not native:
+                return
+            agent = obj.get("agentId")
+            self.subagent = obj.get("isSidechain") is True and isinstance(agent, str)
+            if self.subagent:
+                assert isinstance(agent, str)
+                session = DraftSession(agent, self.position)
+                session.delegated_from = (native, self.position)
+            else:
+                session = DraftSession(native, self.position)
+            self.session = session
+        if session.created_at is None and self.time is not None:
+            session.created_at = self.time
+        cwd = obj.get("cwd")
+        if session.working_directory is None and isinstance(cwd, str) and cwd:
+            session.working_directory = cwd
+
+    # -- loops ---------------------------------------------------------------------------------
+
+    def _start_loop(self, position: int) -> DraftLoop:
+        previous = self.loop
+        if previous is not None and previous.end is None:
+            previous.end = position  # the next Loop's start bounds it; no outcome
+        if self.turn is not None:
+            self._close_turn(self.turn)
+        loop = DraftLoop(start=position)
+        self.turn = Turn(loop)
+        self.turns.append(self.turn)
+        self.loop, self.open, self.pending_start = loop, True, None
+        return loop
+
+    def _end_loop(self, outcome: str | None) -> None:
+        loop = self.loop
+        if loop is not None and self.open:
+            loop.end, loop.outcome = self.position, outcome
+            self.open = False
+
+    def _bound_loop(self) -> None:
+        """This record shows the running Loop is over (no outcome is known)."""
+        if self.loop is not None and self.open:
+            self.loop.end = self.position
+            self.open = False
+
+    def _working_loop(self) -> DraftLoop:
+        """The Loop agent activity belongs to, opening one if no Loop is running."""
+        if self.loop is None or not self.open:
+            start = self.pending_start if self.pending_start is not None else self.position
+            return self._start_loop(start)
+        return self.loop
+
+    def _current(self) -> DraftLoop | None:
+        """The Loop a runtime fact falls in: the running one, else none (session level)."""
+        return self.loop if self.open else None
+
+    # -- user records -----------------------------------------------------------------------
+    def _response(self, obj: dict[str, Any], message: dict[str, Any], loop: DraftLoop) -> Any:
+        key = (str(message.get("id")), str(obj.get("requestId")))
+        response = self.responses.get(key)
+        if response is None:
+            turn = self.turn
+            assert turn is not None and turn.loop is loop
+            previous = turn.last
+            if previous is not None and previous.text is not None:
+                self._release(previous.text)  # no longer a final-answer candidate
+                previous.text = None
+            response = self.responses[key] = Response(key, turn)
+            turn.responses.append(response)
+            turn.last = response
+        model = message.get("model")
+        if loop.model_id is None and isinstance(model, str) and model:
+            loop.model_id = model
+        effort = obj.get("effort", message.get("effort"))
+        if loop.effort is None and isinstance(effort, str) and effort:
+            loop.effort = effort
+        if isinstance(message.get("stop_reason"), str):
+            response.stop_reason = message["stop_reason"]
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            output = usage.get("output_tokens")
+            if (
+                isinstance(output, int)
+                and not isinstance(output, bool)
+                and output > response.output
+            ):
+                details = usage.get("output_tokens_details")
+                thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
+                response.output = output
+                response.sample = usage_sample(
+                    input=usage.get("input_tokens"),
+                    output=output,
+                    cached=usage.get("cache_read_input_tokens"),
+                    cache_write=usage.get("cache_creation_input_tokens"),
+                    reasoning=thinking,
+                    input_includes_cache=False,
+                )
+        return response
+
+    def _promote_final(self, response: Response) -> None:
+        if response.stop_reason in _FINAL_STOP_REASONS and response.text is not None:
+            response.text.role = "agent.final_answer"
+
+    # -- other records ----------------------------------------------------------------------
