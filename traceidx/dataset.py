@@ -37,7 +37,7 @@ import os
 import shutil
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -241,7 +241,9 @@ def partition_of(
     bucket count; a group it lacks has one bucket)."""
     month = "unknown"
     if created_at_ms is not None:
-        month = datetime.fromtimestamp(created_at_ms / 1000, UTC).strftime("%Y-%m")
+        # a time a trace states may lie past what a datetime holds (years 1 to 9999)
+        with suppress(ValueError, OverflowError, OSError):
+            month = datetime.fromtimestamp(created_at_ms / 1000, UTC).strftime("%Y-%m")
     return Partition(runtime, month, session_id % layout.get(f"{runtime}/{month}", 1))
 
 

@@ -138,7 +138,9 @@ def split_joined(data: bytes) -> list[Any] | None:
 
     Some writers lost a newline between two records (Pi v1 files show it). The line stays one
     Record; its values are recovered only when every byte belongs to a complete JSON object and
-    nothing but whitespace separates them, so no evidence is dropped or invented.
+    nothing but whitespace separates them, so no evidence is dropped or invented. Each object is
+    decoded as a line of its own is: what that decoder refuses (a lone UTF-16 surrogate escape,
+    which no UTF-8 column can hold; NaN, Infinity) leaves the line malformed.
     """
     try:
         text = data.decode("utf-8")
@@ -155,10 +157,11 @@ def split_joined(data: bytes) -> list[Any] | None:
         if text[at] != "{":
             return None
         try:
-            value, at = decoder.raw_decode(text, at)
-        except ValueError:
+            _, stop = decoder.raw_decode(text, at)
+            values.append(_DECODE.decode(text[at:stop].encode("utf-8")))
+        except (ValueError, msgspec.DecodeError):
             return None
-        values.append(value)
+        at = stop
     return values if len(values) >= 2 else None
 
 
