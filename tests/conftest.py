@@ -1,4 +1,11 @@
-"""Shared test fixtures: where the shared corpus is, and datasets built from it."""
+"""Shared test fixtures: committed trace fixtures, the shared corpus, datasets built from them.
+
+``tests/corpus/`` is committed and always present: ``generated/`` holds byte-identical copies of
+a few traces of the shared corpus's ``generated/`` (same layout, so a test reads a fixture the way
+it would read the corpus), ``handwritten/`` small traces typed for shapes that only ``public/``
+shows. The shared corpus (``TRACEIDX_CORPUS`` or ``../shared/corpus``) is optional: only the
+corpus-wide tests read it, and they skip without it.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +29,19 @@ patches_module_functions = pytest.mark.skipif(
 )
 
 
+#: the committed trace fixtures (always present)
+FIXTURES = Path(__file__).resolve().parent / "corpus"
+#: the small traces kept beside older tests (always present)
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def fixture_path(*parts: str) -> Path:
+    """A path inside the committed fixtures (``tests/corpus``); it must exist."""
+    path = FIXTURES.joinpath(*parts)
+    assert path.exists(), f"missing committed fixture: {path}"
+    return path
+
+
 def corpus_path(*parts: str) -> Path:
     """A path inside the shared corpus; skips the test when the corpus is absent."""
     path = CORPUS.joinpath(*parts)
@@ -37,6 +57,17 @@ def corpus_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     dataset = tmp_path_factory.mktemp("corpus") / "dataset"
     report = build([corpus_path()], dataset, jobs=2)
+    assert report.exit_code == 0, [r.reason for r in report.results if r.state == "failed"]
+    return dataset
+
+
+@pytest.fixture(scope="session")
+def fixture_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dataset built from every committed trace fixture (all four runtimes)."""
+    from traceidx.build import build
+
+    dataset = tmp_path_factory.mktemp("fixtures") / "dataset"
+    report = build([FIXTURES, DATA], dataset, jobs=2)
     assert report.exit_code == 0, [r.reason for r in report.results if r.state == "failed"]
     return dataset
 
