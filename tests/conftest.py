@@ -29,6 +29,10 @@ patches_module_functions = pytest.mark.skipif(
 )
 
 
+#: whether the shared corpus is here (corpus-wide tests skip without it; tests over every trace at
+#: hand then demand corpus-sized counts)
+WITH_CORPUS = CORPUS.is_dir()
+
 #: the committed trace fixtures (always present)
 FIXTURES = Path(__file__).resolve().parent / "corpus"
 #: the small traces kept beside older tests (always present)
@@ -51,23 +55,16 @@ def corpus_path(*parts: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def corpus_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A dataset built from the whole shared corpus (every runtime an adapter supports)."""
+def traces_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dataset built from every trace at hand (every runtime an adapter supports): the
+    committed fixtures, and the whole shared corpus when it is present (then without the
+    committed copies of its generated traces, which are the same files)."""
     from traceidx.build import build
 
-    dataset = tmp_path_factory.mktemp("corpus") / "dataset"
-    report = build([corpus_path()], dataset, jobs=2)
-    assert report.exit_code == 0, [r.reason for r in report.results if r.state == "failed"]
-    return dataset
-
-
-@pytest.fixture(scope="session")
-def fixture_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A dataset built from every committed trace fixture (all four runtimes)."""
-    from traceidx.build import build
-
-    dataset = tmp_path_factory.mktemp("fixtures") / "dataset"
-    report = build([FIXTURES, DATA], dataset, jobs=2)
+    roots = [FIXTURES / "handwritten", DATA]
+    roots += [CORPUS] if WITH_CORPUS else [FIXTURES / "generated"]
+    dataset = tmp_path_factory.mktemp("traces") / "dataset"
+    report = build([r for r in roots if r.exists()], dataset, jobs=2)
     assert report.exit_code == 0, [r.reason for r in report.results if r.state == "failed"]
     return dataset
 
