@@ -1,4 +1,11 @@
-"""Shared test fixtures: where the shared corpus is, and datasets built from it."""
+"""Shared test fixtures: committed trace fixtures, the shared corpus, datasets built from them.
+
+``tests/corpus/`` is committed and always present: ``generated/`` holds byte-identical copies of
+a few traces of the shared corpus's ``generated/`` (same layout, so a test reads a fixture the way
+it would read the corpus), ``handwritten/`` small traces typed for shapes that only ``public/``
+shows. The shared corpus (``TRACEIDX_CORPUS`` or ``../shared/corpus``) is optional: only the
+corpus-wide tests read it, and they skip without it.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +29,23 @@ patches_module_functions = pytest.mark.skipif(
 )
 
 
+#: whether the shared corpus is here (corpus-wide tests skip without it; tests over every trace at
+#: hand then demand corpus-sized counts)
+WITH_CORPUS = CORPUS.is_dir()
+
+#: the committed trace fixtures (always present)
+FIXTURES = Path(__file__).resolve().parent / "corpus"
+#: the small traces kept beside older tests (always present)
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def fixture_path(*parts: str) -> Path:
+    """A path inside the committed fixtures (``tests/corpus``); it must exist."""
+    path = FIXTURES.joinpath(*parts)
+    assert path.exists(), f"missing committed fixture: {path}"
+    return path
+
+
 def corpus_path(*parts: str) -> Path:
     """A path inside the shared corpus; skips the test when the corpus is absent."""
     path = CORPUS.joinpath(*parts)
@@ -31,12 +55,16 @@ def corpus_path(*parts: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def corpus_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A dataset built from the whole shared corpus (every runtime an adapter supports)."""
+def traces_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dataset built from every trace at hand (every runtime an adapter supports): the
+    committed fixtures, and the whole shared corpus when it is present (then without the
+    committed copies of its generated traces, which are the same files)."""
     from traceidx.build import build
 
-    dataset = tmp_path_factory.mktemp("corpus") / "dataset"
-    report = build([corpus_path()], dataset, jobs=2)
+    roots = [FIXTURES / "handwritten", DATA]
+    roots += [CORPUS] if WITH_CORPUS else [FIXTURES / "generated"]
+    dataset = tmp_path_factory.mktemp("traces") / "dataset"
+    report = build([r for r in roots if r.exists()], dataset, jobs=2)
     assert report.exit_code == 0, [r.reason for r in report.results if r.state == "failed"]
     return dataset
 

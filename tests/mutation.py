@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from tests.conftest import corpus_path
+from tests.conftest import CORPUS, DATA, FIXTURES, WITH_CORPUS
 from traceidx.adapters import detect
 
 REPLACEMENTS: list[Any] = [
@@ -26,10 +26,14 @@ REPLACEMENTS: list[Any] = [
 
 
 def recognised_files(max_bytes: int) -> list[Path]:
-    """Every corpus trace of at most `max_bytes` whose first lines an adapter claims."""
+    """Every trace of at most `max_bytes` whose first lines an adapter claims: the committed
+    fixtures, and the shared corpus's public and generated traces when it is present."""
+    roots = [FIXTURES, DATA]
+    if WITH_CORPUS:
+        roots += [CORPUS / "public", CORPUS / "generated"]
     out = []
-    for kind in ("public", "generated"):
-        for path in sorted(corpus_path(kind).rglob("*.jsonl")):
+    for root in roots:
+        for path in sorted(root.rglob("*.jsonl")):
             if not path.is_file() or path.stat().st_size > max_bytes:
                 continue
             head = []

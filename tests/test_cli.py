@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import corpus_path
+from tests.conftest import fixture_path
 
 SESSION = "e0852cb2-1931-41ee-b192-5123a4ca7168"
 
@@ -25,12 +25,19 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     )
 
 
+def _transcripts() -> int:
+    """The Claude Code transcripts (one session each) of the committed generated fixtures."""
+    traces = fixture_path("generated", "claude")
+    return sum(1 for p in traces.rglob("*.jsonl") if "_gen" not in p.parts)
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dataset = tmp_path_factory.mktemp("cli") / "ds"
-    done = run("build", "--dataset", str(dataset), str(corpus_path("generated", "claude")))
+    traces = fixture_path("generated", "claude")
+    done = run("build", "--dataset", str(dataset), str(traces))
     assert done.returncode == 0, done.stderr
-    assert "20 indexed" in done.stdout and "skipped" in done.stdout
+    assert f"{_transcripts()} indexed" in done.stdout and "skipped" in done.stdout
     assert "no adapter recognises" in done.stdout  # the generator's own files are skipped
     assert "syncing sources" in done.stderr  # progress goes to stderr
     return dataset
@@ -57,7 +64,7 @@ def test_sql_csv_and_table(built: Path) -> None:
     done = run("sql", "--dataset", str(built), "--format", "csv", "SELECT 1 AS a, 'x' AS b")
     assert done.stdout.splitlines() == ["a,b", "1,x"]
     table = run("sql", "--dataset", str(built), "SELECT count(*) AS n FROM sessions")
-    assert "20" in table.stdout and "(1 row)" in table.stdout
+    assert str(_transcripts()) in table.stdout.split() and "(1 row)" in table.stdout
 
 
 def test_a_bad_query_says_what_and_next_step(built: Path) -> None:
@@ -69,7 +76,7 @@ def test_a_bad_query_says_what_and_next_step(built: Path) -> None:
 def test_status_counts_sources_by_state(built: Path) -> None:
     done = run("status", "--dataset", str(built), "--format", "json")
     states = {(r["runtime"], r["state"]): r["sources"] for r in json.loads(done.stdout)}
-    assert states[("claude_code", "indexed")] == 20 and states[("-", "skipped")] > 0
+    assert states[("claude_code", "indexed")] == _transcripts() and states[("-", "skipped")] > 0
 
 
 def test_inspect_verifies_the_raw_bytes(built: Path, tmp_path: Path) -> None:

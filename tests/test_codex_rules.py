@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import corpus_path
+from tests.conftest import corpus_path, fixture_path
 from traceidx.adapters.base import DraftItem
 from traceidx.adapters.codex import CodexAdapter, _shell_script
 
@@ -89,7 +89,7 @@ def test_argv_is_joined_faithfully_unless_it_is_a_shell_script() -> None:
 
 
 def test_human_input_is_one_item_with_both_records() -> None:
-    path = corpus_path(
+    path = fixture_path(
         "generated",
         "codex",
         "resume_multiturn-s1__rollout-2026-11-30T06-29-40-01a22b25-14aa-7ed1-a0db-c5fb25b6bfbb.jsonl",

@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import corpus_path
+from tests.conftest import fixture_path
 from traceidx.build import build
 from traceidx.dataset import read_manifest
 from traceidx.query import connect
@@ -49,11 +49,11 @@ def _files_on_disk(dataset: Path) -> set[str]:
 @pytest.mark.parametrize("point", ["ingest", "write", "swap", "collect"])
 def test_a_killed_build_keeps_the_previous_generation(tmp_path: Path, point: str) -> None:
     traces = tmp_path / "traces"
-    shutil.copytree(corpus_path("generated", "claude", "s1-aurora"), traces / "a")
+    shutil.copytree(fixture_path("generated", "claude", "s1-aurora"), traces / "a")
     dataset = tmp_path / "ds"
     build([traces], dataset, jobs=1)
     before, generation = _rows(dataset), read_manifest(dataset).generation  # type: ignore[union-attr]
-    shutil.copytree(corpus_path("generated", "claude", "s1-fjord"), traces / "b")
+    shutil.copytree(fixture_path("generated", "claude", "s1-fjord"), traces / "b")
     done = _cli(
         "build",
         "--dataset",
@@ -92,7 +92,7 @@ def test_a_concurrent_build_is_refused(tmp_path: Path) -> None:
     fd = os.open(dataset / ".lock", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        done = _cli("build", "--dataset", str(dataset), str(corpus_path("generated", "claude")))
+        done = _cli("build", "--dataset", str(dataset), str(fixture_path("generated", "claude")))
     finally:
         os.close(fd)
     assert done.returncode == 3
@@ -102,13 +102,13 @@ def test_a_concurrent_build_is_refused(tmp_path: Path) -> None:
 
 def test_a_reader_keeps_its_generation_while_a_build_publishes(tmp_path: Path) -> None:
     traces = tmp_path / "traces"
-    shutil.copytree(corpus_path("generated", "claude", "s1-aurora"), traces / "a")
+    shutil.copytree(fixture_path("generated", "claude", "s1-aurora"), traces / "a")
     dataset = tmp_path / "ds"
     build([traces], dataset, jobs=1)
     reader = connect(dataset)
     count = "SELECT count(*) FROM items"
     before = reader.execute(count).fetchall()[0][0]
-    shutil.copytree(corpus_path("generated", "claude", "s1-fjord"), traces / "b")
+    shutil.copytree(fixture_path("generated", "claude", "s1-fjord"), traces / "b")
     build([traces], dataset, jobs=1)
     assert reader.execute(count).fetchall()[0][0] == before  # old generation, still readable
     assert connect(dataset).execute(count).fetchall()[0][0] > before

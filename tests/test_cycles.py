@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import corpus_path
+from tests.conftest import fixture_path
 from traceidx.ingest import Settings
 from traceidx.worker import Task, process_batch
 
 
 def _work(runtime: str, limit: int) -> list[tuple[str, str, str | None]]:
-    files = sorted(corpus_path("generated", runtime).rglob("*.jsonl*"))[:limit]
+    files = sorted(fixture_path("generated", runtime).rglob("*.jsonl*"))[:limit]
     return [(str(path), "new", None) for path in files]
 
 

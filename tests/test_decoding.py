@@ -25,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import traceidx
-from tests.conftest import corpus_path, patches_module_functions
+from tests.conftest import fixture_path, patches_module_functions
 from tests.mutation import recognised_files, write_variants
 from traceidx import ingest as ingest_module
 from traceidx.adapters import adapters, detect
@@ -190,7 +190,7 @@ def test_the_lines_after_the_deciding_ones_are_decoded_narrowly_in_the_same_chun
     """A file smaller than a chunk: its leading lines are decoded whole (to choose the
     adapter), every later line by the adapter's decoder (it was decoded whole until the next
     chunk, that is, in most files not at all)."""
-    folder = corpus_path("generated", "claude", "s1-garnet")
+    folder = fixture_path("generated", "claude", "s1-garnet")
     path = next(p for p in sorted(folder.rglob("*.jsonl")) if len(p.read_bytes()) > 20_000)
     lines = path.read_bytes().count(b"\n")
     assert lines > 32 and len(path.read_bytes()) < ingest_module.CHUNK_BYTES

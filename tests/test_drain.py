@@ -1,10 +1,10 @@
 """Adapters hand over settled drafts while reading (`Adapter.drain`), changing nothing.
 
-For every trace file of the shared corpus (public, generated and reference samples) and of
-the golden fixtures, each file is adapted twice: once keeping every draft until `finish`, and
-once calling `drain` after every record. What `drain` returns is copied the moment it is
-returned; the copies followed by what `finish` returns must equal the first run exactly, so a
-drained draft that changed afterwards, or a prefix broken, fails here.
+For every committed trace fixture, and every trace file of the shared corpus when it is present
+(public, generated and reference samples), each file is adapted twice: once keeping every draft
+until `finish`, and once calling `drain` after every record. What `drain` returns is copied the
+moment it is returned; the copies followed by what `finish` returns must equal the first run
+exactly, so a drained draft that changed afterwards, or a prefix broken, fails here.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, DATA, FIXTURES
 from tests.facts import decoded_records, item_snapshot, loop_snapshot
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, Draft
@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _files() -> list[tuple[str, Path]]:
-    roots = [CORPUS / "public", CORPUS / "generated", CORPUS / "reference-samples"]
-    roots.append(ROOT / "tests" / "golden")
+    roots = [FIXTURES, DATA]  # committed: every runtime, always
+    roots += [CORPUS / "public", CORPUS / "generated", CORPUS / "reference-samples"]
     found: list[tuple[str, Path]] = []
     suffixes = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
     for root in roots:

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import gc
 
-from tests.conftest import CORPUS
+from tests.conftest import corpus_path
 from tests.facts import drain_while_reading, largest
 from traceidx.adapters.claude_code import ClaudeCodeAdapter
-
-PUBLIC = CORPUS / "public" / "claude"
 
 
 def test_drain_returns_most_items_and_keeps_little() -> None:
     adapter = ClaudeCodeAdapter()
-    drained = drain_while_reading(adapter, largest(PUBLIC))
+    drained = drain_while_reading(adapter, largest(corpus_path("public", "claude")))
     items = drained.items
 
     # nothing the adapter still holds refers to a drained item

@@ -7,19 +7,17 @@ one record at a time and drained after each, the adapter hands over at least 80%
 
 from __future__ import annotations
 
-from tests.conftest import CORPUS
+from tests.conftest import corpus_path
 from tests.facts import decoded_records, drain_while_reading, largest
 from traceidx.adapters import detect
 from traceidx.adapters.codex import CodexAdapter
 
-PUBLIC = CORPUS / "public" / "codex"
-
 
 def test_largest_public_rollout_drains_most_items_before_finish() -> None:
-    records = decoded_records(largest(PUBLIC))
+    records = decoded_records(largest(corpus_path("public", "codex")))
     assert detect([o for _, objs in records[:32] for o in objs]) is CodexAdapter
     adapter = CodexAdapter()
-    drained = drain_while_reading(adapter, largest(PUBLIC))
+    drained = drain_while_reading(adapter, largest(corpus_path("public", "codex")))
     draft = adapter.finish()
     total_items = len(drained.items) + len(draft.items)
     total_loops = len(drained.loops) + len(draft.loops)

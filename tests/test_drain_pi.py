@@ -7,7 +7,7 @@ every item before `finish`. Small chains show what is held back and when it is r
 
 from __future__ import annotations
 
-from tests.conftest import CORPUS
+from tests.conftest import corpus_path
 from tests.facts import drain_while_reading, largest
 from tests.test_pi_adapter import Chain
 from traceidx.adapters.base import DraftItem
@@ -16,7 +16,7 @@ from traceidx.adapters.pi import PiAdapter
 
 def test_draining_the_largest_public_file_returns_most_items_before_finish() -> None:
     adapter = PiAdapter()
-    drained = drain_while_reading(adapter, largest(CORPUS / "public" / "pi"))
+    drained = drain_while_reading(adapter, largest(corpus_path("public", "pi")))
     draft = adapter.finish()
     total_items = len(drained.items) + len(draft.items)
     total_loops = len(drained.loops) + len(draft.loops)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import corpus_path
+from tests.conftest import fixture_path
 from tests.test_sync import _facts, _main_transcripts
 from traceidx.build import build
 from traceidx.dataset import Partition, read_manifest
@@ -21,7 +21,7 @@ SESSIONS = ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon")
 def _traces(tmp_path: Path, names: tuple[str, ...]) -> Path:
     traces = tmp_path / "traces"
     for name in names:
-        shutil.copytree(corpus_path("generated", "claude", name), traces / name)
+        shutil.copytree(fixture_path("generated", "claude", name), traces / name)
     return traces
 
 
@@ -69,7 +69,7 @@ def test_a_group_that_outgrows_its_buckets_is_split_and_keeps_its_facts(
     assert set(_check_layout(dataset).values()) == {1}
     monkeypatch.setattr("traceidx.publish.PART_RECORDS", 40)
     for name in SESSIONS[2:]:
-        shutil.copytree(corpus_path("generated", "claude", name), traces / name)
+        shutil.copytree(fixture_path("generated", "claude", name), traces / name)
     report = build([traces], dataset, jobs=2)
     assert report.changed
     layout = _check_layout(dataset)
@@ -141,7 +141,7 @@ def test_one_session_larger_than_a_part_stays_one_bucket(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("traceidx.publish.PART_RECORDS", 1)
-    source = _main_transcripts(corpus_path("generated", "claude", "s1-vega"))[0]
+    source = _main_transcripts(fixture_path("generated", "claude", "s1-vega"))[0]
     traces = tmp_path / "traces"
     traces.mkdir()
     shutil.copy(source, traces / source.name)

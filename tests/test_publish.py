@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import corpus_path
+from tests.conftest import fixture_path
 from traceidx.adapters import adapters
 from traceidx.build import build
 from traceidx.dataset import read_manifest
@@ -32,7 +32,7 @@ def _contents(dataset: Path) -> dict[str, list[dict[str, object]]]:
 
 
 def test_rebuilding_gives_identical_contents_and_ids(tmp_path: Path) -> None:
-    source = corpus_path("generated", "claude", "s1-fjord")
+    source = fixture_path("generated", "claude", "s1-fjord")
     first, second = tmp_path / "a", tmp_path / "b"
     build([source], first, jobs=1)
     build([source], second, jobs=2)
@@ -50,16 +50,16 @@ def test_rebuilding_gives_identical_contents_and_ids(tmp_path: Path) -> None:
 
 
 def test_parts_keep_statistics_where_they_prune_and_none_for_free_text(
-    corpus_dataset: Path,
+    traces_dataset: Path,
 ) -> None:
     """Ids, positions, times and categories keep min/max (readers skip row groups by them);
     texts, argument strings and fingerprints do not (no query is pruned by them)."""
-    manifest = read_manifest(corpus_dataset)
+    manifest = read_manifest(traces_dataset)
     assert manifest is not None
     seen: dict[str, bool] = {}
     for files in manifest.tables().values():
         for f in files:
-            meta = pq.ParquetFile(corpus_dataset / f).metadata
+            meta = pq.ParquetFile(traces_dataset / f).metadata
             for g in range(meta.num_row_groups):
                 for c in range(meta.num_columns):
                     column = meta.row_group(g).column(c)
@@ -72,8 +72,8 @@ def test_parts_keep_statistics_where_they_prune_and_none_for_free_text(
     assert not seen["semantic.tool_call.arguments"]
 
 
-def test_views_match_the_derived_schema(corpus_dataset: Path) -> None:
-    con = connect(corpus_dataset)
+def test_views_match_the_derived_schema(traces_dataset: Path) -> None:
+    con = connect(traces_dataset)
     for table in TABLES:
         view_cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         assert set(view_cols) == set(table_schema(table).names), table
@@ -155,7 +155,7 @@ def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
 
 def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:
     dataset = tmp_path / "ds"
-    build([corpus_path("generated", "claude", "s1-zephyr")], dataset)
+    build([fixture_path("generated", "claude", "s1-zephyr")], dataset)
     manifest = read_manifest(dataset)
     assert manifest is not None
     states = [entry.state for entry in manifest.sources.values()]
@@ -186,15 +186,15 @@ def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None
         check_ids("items", [column, column])  # two pieces of one part
 
 
-def test_the_package_exposes_connect(corpus_dataset: Path) -> None:
+def test_the_package_exposes_connect(traces_dataset: Path) -> None:
     import traceidx
 
-    con = traceidx.connect(corpus_dataset)
+    con = traceidx.connect(traces_dataset)
     assert con.execute("SELECT count(*) FROM loop_usage").fetchall()[0][0] > 100
 
 
-def test_shell_views_expose_programs_pipelines_and_redirects(corpus_dataset: Path) -> None:
-    con = connect(corpus_dataset)
+def test_shell_views_expose_programs_pipelines_and_redirects(traces_dataset: Path) -> None:
+    con = connect(traces_dataset)
     pipeline = con.execute(
         """SELECT program, argv, pipeline_id, pipeline_position FROM shell_invocations v
            JOIN tool_calls t USING (item_id)
@@ -231,7 +231,7 @@ def test_a_build_leaves_the_callers_garbage_collector_and_allocator_as_they_were
     try:
         gc.set_threshold(700, 10, 10)
         pa.set_memory_pool(system)
-        build([corpus_path("generated", "claude", "s1-aurora")], tmp_path / "ds", jobs=1)
+        build([fixture_path("generated", "claude", "s1-aurora")], tmp_path / "ds", jobs=1)
         assert gc.get_threshold() == (700, 10, 10)
         assert pa.default_memory_pool().backend_name == system.backend_name
     finally:

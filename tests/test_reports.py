@@ -66,9 +66,9 @@ def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dataset
 
 
-@pytest.fixture(params=["corpus", "demo"])
-def dataset(request: pytest.FixtureRequest, corpus_dataset: Path, demo_dataset: Path) -> Path:
-    return corpus_dataset if request.param == "corpus" else demo_dataset
+@pytest.fixture(params=["traces", "demo"])
+def dataset(request: pytest.FixtureRequest, traces_dataset: Path, demo_dataset: Path) -> Path:
+    return traces_dataset if request.param == "traces" else demo_dataset
 
 
 def sql(dataset: Path, query: str) -> list[tuple[Any, ...]]:
@@ -167,9 +167,9 @@ def test_models_sessions_tools_and_slowest_agree_with_the_views(dataset: Path) -
         )
 
 
-def test_filters_narrow_the_scope(corpus_dataset: Path) -> None:
-    everything = report_cli(corpus_dataset, "usage", "--timezone", "UTC")
-    codex = report_cli(corpus_dataset, "usage", "--timezone", "UTC", "--runtime", "codex")
+def test_filters_narrow_the_scope(traces_dataset: Path) -> None:
+    everything = report_cli(traces_dataset, "usage", "--timezone", "UTC")
+    codex = report_cli(traces_dataset, "usage", "--timezone", "UTC", "--runtime", "codex")
     assert codex and {r["runtime"] for r in codex} == {"codex"}
     assert sum(r["loops"] for r in codex) == sum(
         r["loops"] for r in everything if r["runtime"] == "codex"
@@ -177,22 +177,22 @@ def test_filters_narrow_the_scope(corpus_dataset: Path) -> None:
     dated = [r for r in everything if r["period"]]
     day = sorted({r["period"] for r in dated})[len(dated) // 3 and 1]
     one_day = report_cli(
-        corpus_dataset, "usage", "--timezone", "UTC", "--since", day, "--until", day
+        traces_dataset, "usage", "--timezone", "UTC", "--since", day, "--until", day
     )
     assert {r["period"] for r in one_day} == {day}
     assert sum(r["loops"] for r in one_day) == sum(r["loops"] for r in dated if r["period"] == day)
     model = next(r["model"] for r in dated if r["model"])
-    only = report_cli(corpus_dataset, "models", "--timezone", "UTC", "--model", model)
+    only = report_cli(traces_dataset, "models", "--timezone", "UTC", "--model", model)
     assert [r["model"] for r in only] == [model]
 
 
-def test_periods_follow_the_timezone(corpus_dataset: Path) -> None:
+def test_periods_follow_the_timezone(traces_dataset: Path) -> None:
     starts = [
-        s for (s,) in sql(corpus_dataset, "SELECT started_at FROM loop_usage") if s is not None
+        s for (s,) in sql(traces_dataset, "SELECT started_at FROM loop_usage") if s is not None
     ]
     for zone, hours in (("UTC", 0), ("Asia/Tokyo", 9)):
         expected = Counter((s + timedelta(hours=hours)).strftime("%Y-%m-%d") for s in starts)
-        rows = report_cli(corpus_dataset, "usage", "--timezone", zone)
+        rows = report_cli(traces_dataset, "usage", "--timezone", zone)
         actual: Counter[str] = Counter()
         for row in rows:
             if row["period"]:
@@ -200,7 +200,7 @@ def test_periods_follow_the_timezone(corpus_dataset: Path) -> None:
         assert actual == expected, zone
     shifted = sum(1 for s in starts if s.date() != (s + timedelta(hours=9)).date())
     assert shifted > 0  # the test is not trivial: some loops move to the next day
-    weeks = report_cli(corpus_dataset, "usage", "--timezone", "Asia/Tokyo", "--period", "week")
+    weeks = report_cli(traces_dataset, "usage", "--timezone", "Asia/Tokyo", "--period", "week")
     expected_weeks: Counter[str] = Counter()
     for s in starts:
         local = (s + timedelta(hours=9)).date()
@@ -210,7 +210,7 @@ def test_periods_follow_the_timezone(corpus_dataset: Path) -> None:
         if row["period"]:
             actual_weeks[row["period"]] += row["loops"]
     assert actual_weeks == expected_weeks
-    months = report_cli(corpus_dataset, "usage", "--timezone", "UTC", "--period", "month")
+    months = report_cli(traces_dataset, "usage", "--timezone", "UTC", "--period", "month")
     assert all(len(r["period"]) in (0, 7) for r in months)
 
 
@@ -273,15 +273,15 @@ def test_usage_totals_equal_the_runtimes_ground_truth(
 
 
 def test_costs_are_computed_for_priced_models_and_empty_otherwise(
-    corpus_dataset: Path, tmp_path: Path
+    traces_dataset: Path, tmp_path: Path
 ) -> None:
-    rows = report_cli(corpus_dataset, "usage", "--timezone", "UTC")
+    rows = report_cli(traces_dataset, "usage", "--timezone", "UTC")
     priced = [r for r in rows if r["model"] and r["model"].startswith("claude-sonnet-4-5")]
     assert priced and all(r["cost_usd"] is not None for r in priced if r["total"])
     row = next(r for r in priced if r["total"] and r["cache_write"] is not None)
     fresh = row["input"] - row["cached"] - row["cache_write"]
     expected = fresh * 3 + row["cached"] * 0.3 + row["cache_write"] * 3.75 + row["output"] * 15
-    assert row["cost_usd"] == pytest.approx(expected / 1e6, rel=1e-6)
+    assert row["cost_usd"] == pytest.approx(expected / 1e6, abs=1e-6)  # usage.sql: round(…, 6)
     unpriced = [r for r in rows if r["model"] == "deepseek-v4-flash" and r["total"]]
     assert unpriced and all(r["cost_usd"] is None for r in unpriced)
     assert all(r["unpriced_loops"] > 0 for r in unpriced)
@@ -301,7 +301,7 @@ def test_costs_are_computed_for_priced_models_and_empty_otherwise(
             }
         )
     )
-    repriced = report_cli(corpus_dataset, "usage", "--timezone", "UTC", "--prices", str(prices))
+    repriced = report_cli(traces_dataset, "usage", "--timezone", "UTC", "--prices", str(prices))
     flash = [r for r in repriced if r["model"] == "deepseek-v4-flash" and r["total"]]
     for r in flash:
         fresh = r["input"] - (r["cached"] or 0) - (r["cache_write"] or 0)

@@ -22,7 +22,7 @@ from traceidx.dataset import read_manifest
 from traceidx.encode import ID_COLUMNS
 from traceidx.model import TABLES
 
-from .conftest import CORPUS
+from .conftest import corpus_path
 
 
 def _table(dataset: Path, table: str) -> pa.Table:
@@ -37,7 +37,7 @@ def _table(dataset: Path, table: str) -> pa.Table:
 def test_streamed_sources_publish_the_same_facts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    roots = [CORPUS / "public" / rt for rt in ("claude", "codex", "pi", "dsh")]
+    roots = [corpus_path("public", rt) for rt in ("claude", "codex", "pi", "dsh")]
     whole = build(roots, tmp_path / "whole", jobs=1)
     spilled: list[Any] = []
     spool = worker_module.spool

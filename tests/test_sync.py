@@ -19,7 +19,7 @@ import traceidx.plan
 import traceidx.records
 import traceidx.staging
 import traceidx.worker
-from tests.conftest import corpus_path, patches_module_functions
+from tests.conftest import fixture_path, patches_module_functions
 from traceidx.build import build, prune
 from traceidx.dataset import read_manifest
 from traceidx.frame import LEGACY_ALGORITHM, Framer, fingerprint
@@ -32,7 +32,7 @@ from traceidx.worker import BATCH_BYTES, BATCH_SOURCES, TAIL_BYTES, TAIL_SPLIT
 
 def _copy(tmp_path: Path, *parts: str) -> Path:
     target = tmp_path / "traces" / parts[-1]
-    shutil.copytree(corpus_path(*parts), target)
+    shutil.copytree(fixture_path(*parts), target)
     return target
 
 
@@ -78,7 +78,7 @@ def test_appending_rewrites_only_the_partition_of_that_session(
     monkeypatch.setattr("traceidx.publish.PART_RECORDS", 20)  # these sessions fill many buckets
     traces = tmp_path / "traces"
     for name in ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon"):
-        shutil.copytree(corpus_path("generated", "claude", name), traces / name)
+        shutil.copytree(fixture_path("generated", "claude", name), traces / name)
     dataset = tmp_path / "ds"
     build([traces], dataset, jobs=1)
     before = _parts(dataset)
@@ -179,7 +179,7 @@ def test_a_moved_source_is_not_counted_twice(tmp_path: Path) -> None:
 
 
 def test_an_older_log_generation_is_superseded(tmp_path: Path) -> None:
-    source = _main_transcripts(corpus_path("generated", "claude", "s1-aurora"))[0]
+    source = _main_transcripts(fixture_path("generated", "claude", "s1-aurora"))[0]
     folder = tmp_path / "sessions" / "p" / "s"
     folder.mkdir(parents=True)
     shutil.copy(source, folder / "session.jsonl")
@@ -222,7 +222,7 @@ def test_other_settings_reproject_everything(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_parallel_and_serial_builds_agree(tmp_path: Path, jobs: int) -> None:
-    traces = corpus_path("generated", "claude")
+    traces = fixture_path("generated", "claude")
     serial, other = tmp_path / "serial", tmp_path / f"jobs{jobs}"
     build([traces], serial, jobs=1)
     build([traces], other, jobs=jobs)
