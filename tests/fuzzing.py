@@ -184,11 +184,11 @@ def _shape(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def values_of(shape: str, big_ints: bool) -> st.SearchStrategy[Any]:
+def values_of(shape: str) -> st.SearchStrategy[Any]:
     """JSON values of one shape (small containers holding any shape)."""
     numbers = st.one_of(
         st.integers(min_value=-(2**31), max_value=2**31),
-        st.sampled_from([-1, 0, 2**53 + 1, 2**63 - 1, -(2**63), *(BIG_INTS if big_ints else [])]),
+        st.sampled_from([-1, 0, 2**53 + 1, 2**63 - 1, -(2**63), *BIG_INTS]),
         st.floats(allow_nan=False, allow_infinity=False),
     )
     scalars = st.one_of(st.none(), st.booleans(), numbers, st.text(max_size=8))
@@ -210,10 +210,10 @@ def values_of(shape: str, big_ints: bool) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def retyped(draw: st.DrawFn, old: Any, big_ints: bool = True) -> Any:
+def retyped(draw: st.DrawFn, old: Any) -> Any:
     """A value of another shape than `old`."""
     shape = draw(st.sampled_from([s for s in SHAPES if s != _shape(old)]))
-    return tree(draw(values_of(shape, big_ints)))
+    return tree(draw(values_of(shape)))
 
 
 @st.composite
@@ -251,7 +251,7 @@ def _escape_bytes(data: bytes) -> bytes:
 
 
 @st.composite
-def damaged_record(draw: st.DrawFn, line: bytes, big_ints: bool = True) -> bytes:
+def damaged_record(draw: st.DrawFn, line: bytes) -> bytes:
     """One structural mutation of a record, at any depth (the line itself if it is not JSON
     or holds no member to damage)."""
     try:
@@ -274,7 +274,7 @@ def damaged_record(draw: st.DrawFn, line: bytes, big_ints: bool = True) -> bytes
             del container.pairs[at]
         else:
             key, value = container.pairs[at]
-            twin = value if draw(st.booleans()) else draw(retyped(value, big_ints))
+            twin = value if draw(st.booleans()) else draw(retyped(value))
             where = draw(st.sampled_from([at, at + 1, len(container.pairs)]))
             container.pairs.insert(where, [key, twin])
         return dump(root)
@@ -289,7 +289,7 @@ def damaged_record(draw: st.DrawFn, line: bytes, big_ints: bool = True) -> bytes
     shallow = [p for p in places if p[0] is root or id(p[0]) in children]
     pool = shallow if draw(st.booleans()) else places
     place = pool[draw(st.integers(0, len(pool) - 1))]
-    put(place, draw(retyped(get(place), big_ints)))
+    put(place, draw(retyped(get(place))))
     return dump(root)
 
 
@@ -317,11 +317,9 @@ LINE_OPS = [
 
 
 @st.composite
-def mutated_sources(
-    draw: st.DrawFn, seed: Seed, max_steps: int = 5, big_ints: bool = True
-) -> Mutated:
-    """`seed` with 1 to `max_steps` damaged places (header lines one time in eight);
-    `big_ints`: retyped numbers may lie past int64."""
+def mutated_sources(draw: st.DrawFn, seed: Seed, max_steps: int = 5) -> Mutated:
+    """`seed` with 1 to `max_steps` damaged places (header lines one time in eight); retyped
+    numbers may lie past int64."""
     lines = list(seed.lines)
     steps: list[str] = []
     for _ in range(draw(st.integers(1, max_steps))):
@@ -331,10 +329,10 @@ def mutated_sources(
         at = draw(st.integers(low, high))
         line = lines[at]
         if op == "record":
-            lines[at] = draw(damaged_record(line, big_ints))
+            lines[at] = draw(damaged_record(line))
         elif op == "line-retype":  # valid JSON, not an object
             shape = draw(st.sampled_from([s for s in SHAPES if s != "object"]))
-            lines[at] = dump(tree(draw(values_of(shape, big_ints))))
+            lines[at] = dump(tree(draw(values_of(shape))))
         elif op == "join-lenient" and at + 1 < len(lines):
             # a value only a lenient decoder takes, on a line joined to the next
             try:

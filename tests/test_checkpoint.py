@@ -146,7 +146,7 @@ def test_pruning_a_source_collects_its_checkpoint(tmp_path: Path) -> None:
 def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from benchmarks.corpora import copy_line_ids
+    from benchmarks.corpora import copy_ids
 
     data = largest_of("claude").read_bytes()
     lines = data.splitlines(keepends=True)
@@ -154,7 +154,7 @@ def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
     folder = tmp_path / "traces"
     folder.mkdir()
     trace = folder / "long.jsonl"
-    (folder / "other.jsonl").write_bytes(copy_line_ids(data, 1))  # another session, same month
+    (folder / "other.jsonl").write_bytes(copy_ids(data, 1))  # another session, same month
     trace.write_bytes(b"".join(lines[: cuts[0]]))
     dataset = tmp_path / "dataset"
     build([folder], dataset, jobs=1)

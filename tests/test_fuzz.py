@@ -21,9 +21,8 @@ What must hold, per source (`ingest`) and per build (`build`):
   value, ``joined`` when they are several JSON objects back to back, ``malformed`` otherwise;
 * a build publishes every source it does not fail, and counts its records exactly.
 
-The reproducers at the end are what the fuzzing found; one is a known bug (xfail): integers
-past int64 fail their source without naming its line, so the build test keeps retyped
-integers within int64 until it is fixed.
+The reproducers at the end are what the fuzzing found: each once failed a source without
+naming its line, or ended the build.
 """
 
 from __future__ import annotations
@@ -174,7 +173,7 @@ def folders(draw: st.DrawFn) -> list[Mutated]:
     for runtime in RUNTIMES:
         for _ in range(draw(st.integers(1, 2))):
             seed = draw(st.sampled_from(SEEDS[runtime]))
-            out.append(draw(mutated_sources(seed, big_ints=False)))  # see the xfail below
+            out.append(draw(mutated_sources(seed)))
     return out
 
 
@@ -282,21 +281,15 @@ PAST_INT64 = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="adapters pass integers past int64 on (token counts, epoch-millisecond times); "
-    "encoding the rows then raises OverflowError, and the worker fails the source 'while its "
-    "rows were encoded', naming no line (an integer past int64 should be dropped or the "
-    "source failed on its line)",
-)
 @pytest.mark.parametrize(("runtime", "name", "index", "key"), PAST_INT64)
-def test_an_integer_past_int64_fails_its_source_on_its_line(
+def test_an_integer_past_int64_reads_as_absent(
     runtime: str, name: str, index: int, key: str, tmp_path: Path
 ) -> None:
+    """Past int64 a count or time is not believable evidence: the value is absent (the Record
+    keeps it); a session header whose creation time is such a value is not claimed."""
     (seed,) = [s for s in SEEDS[runtime] if s.name.startswith(name)]
     lines = list(seed.lines)
     lines[index] = _with(seed, index, key, 2**64)
     _, state, reason = _build_one(tmp_path, seed, lines)
-    assert state == "indexed" or (state == "failed" and reason and LINE_REASON.search(reason)), (
-        reason
-    )
+    expected = "skipped" if index == 0 else "indexed"
+    assert state == expected, reason

@@ -48,8 +48,18 @@ class UsageSample(msgspec.Struct, frozen=True, gc=False):
     reasoning: int | None = None
 
 
+#: the integers a published column holds (Arrow int64): a larger value in a trace is not
+#: believable evidence and reads as absent (the raw record keeps it)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def in_int64(value: int) -> bool:
+    """Whether `value` fits a published integer column."""
+    return INT64_MIN <= value <= INT64_MAX
+
+
 def _count(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT64_MAX:
         return None
     return value
 

@@ -131,4 +131,10 @@ def epoch_number_ms(value: object) -> int | None:
     """Epoch ms from a number that is already milliseconds (ints above 1e11) or seconds."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
+    if not -MAX_EPOCH_MS <= value <= MAX_EPOCH_MS:  # also NaN: beyond any calendar date
+        return None
     return int(value) if value > 1e11 else int(value * 1000)
+
+
+#: the epoch milliseconds of 9999-12-31T23:59:59.999Z, the last time a calendar date holds
+MAX_EPOCH_MS = 253_402_300_799_999

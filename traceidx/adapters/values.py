@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from traceidx.rules import in_int64
+
 
 def str_or_none(value: object) -> str | None:
     """`value` if it is a string (the empty string included)."""
@@ -17,8 +19,11 @@ def nonempty_str(value: object) -> str | None:
 
 
 def int_or_none(value: object) -> int | None:
-    """`value` if it is an integer (JSON ``true``/``false`` are not)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """`value` if it is an integer that fits a published column (JSON ``true``/``false`` are
+    not integers; one past int64 is not believable evidence)."""
+    if isinstance(value, int) and not isinstance(value, bool) and in_int64(value):
+        return value
+    return None
 
 
 def dict_or_empty(value: Any) -> dict[str, Any]:
