@@ -489,7 +489,7 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
     result.source = Source(
         run.source_id,
         result.locator,
-        result.runtime,  # type: ignore[arg-type]
+        result.runtime,
         result.stream.compression,
     )
     result.projection = projection

@@ -26,8 +26,8 @@ EpochMs = Annotated[
     int, msgspec.Meta(description="epoch milliseconds, UTC", extra={"arrow": "timestamp_ms_utc"})
 ]
 
-Runtime = Literal["claude_code", "codex", "pi", "dsh"]
-RUNTIMES: tuple[str, ...] = ("claude_code", "codex", "pi", "dsh")
+#: a registered runtime's name (traceidx.runtimes: the adapters declare them)
+Runtime = str
 
 EvidenceStrength = Literal["structural", "heuristic"]
 Outcome = Literal["completed", "interrupted", "failed"]

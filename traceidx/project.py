@@ -159,7 +159,7 @@ class Projector:
 
         return Session(
             session_id=session_id,
-            runtime=self.runtime,  # type: ignore[arg-type]
+            runtime=self.runtime,
             native_id=ds.native_id,
             identity_record_id=self.rid(ds.identity_record),
             source_ids=(self.source_id,),

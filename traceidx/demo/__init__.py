@@ -31,7 +31,7 @@ from traceidx.sourceio import StreamStats, logical_chunks
 #: the shipped sample (package data)
 SAMPLE: Final = Path(__file__).resolve().parent / "sample"
 #: the sample's runtime folders, each a runtime's home (what a build is pointed at)
-RUNTIMES: Final = ("claude_code", "codex", "pi", "dsh")
+RUNTIMES: Final = tuple(sorted(p.name for p in SAMPLE.iterdir() if p.is_dir()))
 #: the first and last day (UTC) of the sample's events, and its newest event
 FIRST_DAY: Final = date(2026, 9, 1)
 LAST_DAY: Final = date(2026, 11, 30)
