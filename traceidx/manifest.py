@@ -85,6 +85,19 @@ class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
     #: the fingerprint algorithm of a missing source indexed under an older one
     fingerprint: str | None = None
 
+    def failed_with(self, reason: str) -> SourceEntry:
+        """This file's entry after a failure: the state of the file read, why, and no facts."""
+        return SourceEntry(
+            state="failed",
+            reason=reason,
+            runtime=self.runtime,
+            size=self.size,
+            mtime_ns=self.mtime_ns,
+            indexed_bytes=self.indexed_bytes,
+            tail_bytes=self.tail_bytes,
+            compression=self.compression,
+        )
+
     @property
     def live(self) -> bool:
         """Its facts are published."""

@@ -307,17 +307,7 @@ def _fail(outcome: SourceOutcome, exc: Exception) -> None:
     outcome.files, outcome.checkpoint, outcome.resumed_tail = [], None, None
     outcome.prefix_digests = {}
     if outcome.entry is not None:
-        was = outcome.entry
-        outcome.entry = SourceEntry(
-            state="failed",
-            reason=reason,
-            runtime=was.runtime,
-            size=was.size,
-            mtime_ns=was.mtime_ns,
-            indexed_bytes=was.indexed_bytes,
-            tail_bytes=was.tail_bytes,
-            compression=was.compression,
-        )
+        outcome.entry = outcome.entry.failed_with(reason)
 
 
 #: a batch (one task of the pool) holds at most this many sources or this many bytes
