@@ -22,13 +22,14 @@ from pathlib import Path
 
 from traceidx.dataset import check_parts, collect_garbage, locked, read_manifest, tighten
 from traceidx.encode import IdGuard
+from traceidx.engines import Engine, run_batches
 from traceidx.errors import PublishError, write_failure
 from traceidx.ingest import Settings
 from traceidx.manifest import Manifest
 from traceidx.plan import BuildReport, Changes, Progress, default_paths, fact_settings
 from traceidx.publish import PruneReport, Publication, prune
 from traceidx.staging import Stage
-from traceidx.worker import SourceOutcome, Task, run_batches, tuned
+from traceidx.worker import SourceOutcome, Task, tuned
 
 __all__ = ["BuildReport", "PruneReport", "SourceOutcome", "build", "prune"]
 
@@ -41,8 +42,11 @@ def build(
     jobs: int | None = None,
     progress: Progress | None = None,
     rebuild: bool = False,
+    engine: Engine = "local",
+    ray_address: str | None = None,
 ) -> BuildReport:
-    """Sync the dataset with `paths` (or the default roots) and publish what changed."""
+    """Sync the dataset with `paths` (or the default roots) and publish what changed; the
+    sources are read by `engine` (traceidx.engines), publication is always this process's."""
     settings = settings or Settings()
     paths = default_paths(settings) if paths is None else paths
     jobs = jobs or os.cpu_count() or 1
@@ -60,7 +64,7 @@ def build(
         changes.report.tightened = tightened
         with tuned():
             try:
-                return _run(changes, paths, settings, jobs)
+                return _run(changes, paths, settings, jobs, engine, ray_address)
             except (OSError, PublishError) as exc:  # writing the new generation failed
                 collect_garbage(dataset, read_manifest(dataset))
                 where = write_failure(exc, dataset) if isinstance(exc, OSError) else str(exc)
@@ -74,7 +78,14 @@ def build(
                 ) from exc
 
 
-def _run(changes: Changes, paths: list[Path], settings: Settings, jobs: int) -> BuildReport:
+def _run(
+    changes: Changes,
+    paths: list[Path],
+    settings: Settings,
+    jobs: int,
+    engine: Engine,
+    ray_address: str | None,
+) -> BuildReport:
     """Plan, process the changed sources, and publish if anything changed."""
     report = changes.report
     work = changes.plan(paths)
@@ -83,7 +94,8 @@ def _run(changes: Changes, paths: list[Path], settings: Settings, jobs: int) -> 
     guard = IdGuard()
     task = Task(settings, changes.missing_sessions(), stage.folder, changes.layout)
     try:
-        for batch in run_batches(work, task, jobs, changes.resumable(work)):
+        batches = run_batches(work, task, jobs, changes.resumable(work), engine, ray_address)
+        for batch in batches:
             for group, table, spooled in batch.spooled:
                 guard.take(table, spooled.ids)
                 stage.add(group, table, spooled)

@@ -185,6 +185,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=progress,
         rebuild=args.rebuild,
+        engine=args.engine,
+        ray_address=args.ray_address,
     )
     for problem in report.problems:
         _err(f"{problem}; check the path")
@@ -503,6 +505,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", help="trace files or directories (default: runtime roots)")
     p.add_argument("--runtime", action="append", choices=_RUNTIMES, help="only this runtime")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
+    p.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="where sources are read: this machine's process pool, or Ray tasks",
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        help="the Ray cluster to run on (default: $RAY_ADDRESS, else a Ray started here)",
+    )
     p.add_argument("--text-limit", type=int, default=64 * 1024, help="published text bound")
     p.add_argument("--rebuild", action="store_true", help="re-project every source from scratch")
     p.set_defaults(func=cmd_build)

@@ -4,21 +4,17 @@
 sources (`process_batch`, one task) spools the rows of all its sources to Arrow IPC files in
 the staging folder, by group, ordered so that any bucket's rows are one slice
 (traceidx.staging), and hands back only small outcomes: the build process keeps where rows
-are, never the rows. `run_batches` runs the batches in a process pool, results in batch
-order, so a parallel build equals a serial one. The worker is a plain function of its
-inputs: it touches no manifest and publishes nothing.
+are, never the rows. The worker is a plain function of its inputs: it touches no manifest
+and publishes nothing, so any engine can run it (traceidx.engines).
 """
 
 from __future__ import annotations
 
 import gc
-import itertools
 import os
 import signal
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,26 +337,3 @@ def _batches(
     if current:
         batches.append(current)
     return batches
-
-
-def run_batches(
-    decisions: list[Decision], task: Task, jobs: int, checkpoints: dict[str, str]
-) -> Iterator[Batch]:
-    """Batch results in batch order; at most two batches per worker are in flight, so a
-    slow consumer never lets finished results pile up in memory."""
-    batches = _batches(decisions, checkpoints)
-    if jobs <= 1 or len(batches) < 2:
-        for batch in batches:
-            yield process_batch(batch, task)
-        return
-    workers = min(jobs, len(batches))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_tuned) as pool:
-        pending: deque[Future[Batch]] = deque()
-        todo = iter(batches)
-        for batch in itertools.islice(todo, 2 * jobs):
-            pending.append(pool.submit(process_batch, batch, task))
-        while pending:
-            result = pending.popleft().result()
-            for batch in itertools.islice(todo, 1):
-                pending.append(pool.submit(process_batch, batch, task))
-            yield result
