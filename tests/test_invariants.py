@@ -8,9 +8,10 @@ import duckdb
 import pytest
 
 from tests.conftest import WITH_CORPUS
+from traceidx import runtimes
 from traceidx.adapters import adapters
 from traceidx.frame import fingerprint
-from traceidx.model import LOOP_BOUND_ROLES, RUNTIMES
+from traceidx.model import LOOP_BOUND_ROLES
 from traceidx.query import connect
 from traceidx.schema import SHAPE_BY_ROLE, SHAPES
 from traceidx.sourceio import read_range
@@ -28,7 +29,7 @@ def none(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     assert bad == [], f"{len(bad)} violations, e.g. {bad[:3]}"
 
 
-@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("runtime", runtimes.names())
 def test_every_supported_runtime_is_in_the_dataset(
     con: duckdb.DuckDBPyConnection, runtime: str
 ) -> None:
