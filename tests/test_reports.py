@@ -148,11 +148,28 @@ def test_models_sessions_tools_and_slowest_agree_with_the_views(dataset: Path) -
     )
     failed = sql(dataset, "SELECT count(*) FROM tool_calls WHERE failed")[0][0]
     assert sum(r["failures"] for r in tool_rows) == failed
-    durations = sql(dataset, "SELECT count(duration_ms) FROM tool_calls")[0][0]
-    assert sum(r["with_duration"] for r in tool_rows) == durations
+    known, reported = sql(
+        dataset,
+        "SELECT count(coalesce(duration_ms, elapsed_ms)), count(duration_ms) FROM tool_calls",
+    )[0]
+    assert sum(r["with_duration"] for r in tool_rows) == known > reported
+    assert sum(r["duration_reported"] for r in tool_rows) == reported
     for row in tool_rows:
-        if row["with_duration"] == 0:  # not reported is not zero
+        if row["with_duration"] == 0:  # not known is not zero
             assert row["duration_ms_median"] is None and row["duration_ms_max"] is None
+    for runtime in ("claude_code", "pi", "dsh"):  # runtimes that report no durations
+        timed = report_cli(dataset, "tools", "--timezone", "UTC", "--runtime", runtime)
+        assert any(r["duration_ms_median"] is not None for r in timed), runtime
+    assert len(report_cli(dataset, "tools", "--timezone", "UTC", "--limit", "5")) == 5
+    models = report_cli(dataset, "models", "--timezone", "UTC")
+    assert (
+        sum(r["calls_with_duration"] for r in models)
+        == sql(
+            dataset,
+            "SELECT count(coalesce(duration_ms, elapsed_ms)) FROM tool_calls "
+            "WHERE loop_id IS NOT NULL",
+        )[0][0]
+    )
 
     slowest = report_cli(dataset, "slowest", "--timezone", "UTC", "--limit", "5")
     longest = sql(

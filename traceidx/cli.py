@@ -528,7 +528,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--runtime", action="append", choices=_RUNTIMES, help="only this runtime")
     p.add_argument("--model", action="append", help="only this model id (repeatable)")
     p.add_argument("--period", choices=PERIODS, default="day", help="usage: day, week or month")
-    p.add_argument("--limit", type=int, default=20, help="slowest: how many calls")
+    p.add_argument(
+        "--limit", type=int, default=None, help="at most this many rows (slowest: 20 by default)"
+    )
     p.add_argument("--prices", type=Path, help="a prices JSON file overriding the bundled table")
     p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
     p.set_defaults(func=cmd_report)

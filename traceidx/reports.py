@@ -87,7 +87,7 @@ class ReportParams:
     runtimes: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     period: str = "day"
-    limit: int = 20
+    limit: int | None = None
     prices: Path | None = None
 
 
@@ -215,7 +215,8 @@ def run_report(
     """The result relation of one report (after `prepare`)."""
     sql = report_sql(name)
     prepare(con, p)
-    return con.sql(sql)
+    rel = con.sql(sql)
+    return rel if p.limit is None else rel.limit(p.limit)
 
 
 def report(name: str, dataset: str | Path | None = None, **kwargs: Any) -> pl.DataFrame:

@@ -1,13 +1,22 @@
 -- models: models side by side: loops, tokens per loop (median, p90), output/input ratio,
 -- cache hit share (cached / input), tool calls per loop, tool failure rate (over calls whose
 -- outcome is known), the loop outcome mix, median loop wall time where the loop's start and
--- end times are known (loops_with_wall_time says for how many), and cost where priced.
+-- end times are known (loops_with_wall_time says for how many), the median tool call duration
+-- (the best known: reported, else between the call's and its output's records; calls_with_duration
+-- says over how many calls), and cost where priced.
 WITH calls AS (
     SELECT loop_id, count(*) AS calls,
            count(*) FILTER (WHERE failed) AS failures, count(failed) AS with_status
     FROM report_calls
     WHERE loop_id IS NOT NULL
     GROUP BY loop_id
+),
+durations AS (
+    SELECT l.model, median(coalesce(c.duration_ms, c.elapsed_ms)) AS tool_ms_median,
+           count(coalesce(c.duration_ms, c.elapsed_ms)) AS calls_with_duration
+    FROM report_calls AS c
+    JOIN report_loops AS l USING (loop_id)
+    GROUP BY l.model
 )
 SELECT
     l.model,
@@ -28,9 +37,12 @@ SELECT
     count(*) FILTER (WHERE l.outcome IS NULL) AS no_outcome,
     round(median(l.wall_s), 3) AS median_wall_s,
     count(l.wall_s) AS loops_with_wall_time,
+    round(any_value(d.tool_ms_median), 1) AS tool_duration_ms_median,
+    coalesce(any_value(d.calls_with_duration), 0) AS calls_with_duration,
     round(sum(l.cost_usd), 6) AS cost_usd,
     round(sum(l.cost_usd) / nullif(count(l.cost_usd), 0), 6) AS cost_per_loop_usd
 FROM report_loops AS l
 LEFT JOIN calls AS c USING (loop_id)
+LEFT JOIN durations AS d ON d.model IS NOT DISTINCT FROM l.model
 GROUP BY l.model
 ORDER BY loops DESC, l.model NULLS LAST

@@ -16,4 +16,4 @@ FROM report_calls AS c
 JOIN sessions AS s USING (session_id)
 WHERE coalesce(c.duration_ms, c.elapsed_ms) IS NOT NULL
 ORDER BY duration_ms DESC, c.item_id
-LIMIT getvariable('row_limit')
+LIMIT coalesce(getvariable('row_limit'), 20)

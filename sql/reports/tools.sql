@@ -1,22 +1,25 @@
 -- tools: per tool and per shell program: calls, failures and failure rate (over calls whose
--- outcome is known), exit code mix, and duration median / p90 / max over the calls whose
--- runtime reported a duration (with_duration says how many). A shell command's outcome counts
--- for every program it runs.
+-- outcome is known), exit code mix, and duration median / p90 / max by the best known duration
+-- of each call: the one the runtime reported, else the time between the call's and its
+-- output's records (with_duration counts the calls with either, duration_reported those whose
+-- runtime reported it). A shell command's outcome counts for every program it runs.
 WITH invocations AS (
     SELECT item_id, unnest(statement.invocations).program AS name
     FROM shell_statements
     WHERE item_id IN (SELECT item_id FROM report_calls)
 ),
 per_program AS (
-    SELECT DISTINCT c.item_id, i.name, c.failed, c.exit_code, c.duration_ms
+    SELECT DISTINCT c.item_id, i.name, c.failed, c.exit_code, c.duration_ms, c.elapsed_ms
     FROM report_calls AS c
     JOIN invocations AS i USING (item_id)
 ),
 rows AS (
-    SELECT 'tool' AS kind, coalesce(tool_name, '') AS name, failed, exit_code, duration_ms
+    SELECT 'tool' AS kind, coalesce(tool_name, '') AS name, failed, exit_code,
+           coalesce(duration_ms, elapsed_ms) AS duration_ms, duration_ms AS reported_ms
     FROM report_calls
     UNION ALL
-    SELECT 'program', name, failed, exit_code, duration_ms FROM per_program
+    SELECT 'program', name, failed, exit_code, coalesce(duration_ms, elapsed_ms), duration_ms
+    FROM per_program
 ),
 codes AS (
     SELECT kind, name,
@@ -34,6 +37,7 @@ SELECT
     round(count(*) FILTER (WHERE r.failed) / nullif(count(r.failed), 0), 4) AS failure_rate,
     any_value(c.exit_codes) AS exit_codes,
     count(r.duration_ms) AS with_duration,
+    count(r.reported_ms) AS duration_reported,
     round(median(r.duration_ms), 1) AS duration_ms_median,
     round(quantile_cont(r.duration_ms, 0.9), 1) AS duration_ms_p90,
     max(r.duration_ms) AS duration_ms_max
