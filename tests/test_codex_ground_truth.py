@@ -16,7 +16,6 @@ compares one family of facts with what traceidx publishes through its views:
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,15 +23,14 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import CORPUS, FIXTURES, WITH_CORPUS
 from tests.facts import dict_rows
 from traceidx.build import build
 from traceidx.query import connect
 
-CORPUS = Path(
-    os.environ.get("TRACEIDX_CORPUS")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
-)
-GENERATED = CORPUS / "generated" / "codex"
+#: the whole generated set with its ground truth when the shared corpus is here, else the
+#: committed copies of a few of its traces with the ground truth of just those
+GENERATED = (CORPUS if WITH_CORPUS else FIXTURES) / "generated" / "codex"
 MANIFEST = GENERATED / "manifest.json"
 
 if not MANIFEST.is_file():
