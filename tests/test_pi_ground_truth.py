@@ -25,14 +25,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CORPUS, FIXTURES, WITH_CORPUS
+from tests.conftest import generated
 from tests.facts import dict_rows, text_of
 from traceidx.build import build
 from traceidx.query import connect
 
-#: the whole generated set with its ground truth when the shared corpus is here, else the
-#: committed copies of a few of its traces with the ground truth of just those
-GENERATED = (CORPUS if WITH_CORPUS else FIXTURES) / "generated" / "pi"
+GENERATED = generated("pi")
 MANIFEST = GENERATED / "manifest.json"
 
 if not MANIFEST.is_file():
