@@ -46,6 +46,13 @@ def fixture_path(*parts: str) -> Path:
     return path
 
 
+def generated(runtime: str) -> Path:
+    """A runtime's folder of the generated set (`runtime`: claude, codex, pi, dsh) with its
+    ground truth (``manifest.json``): the shared corpus's whole set when it is present, else the
+    committed copies of a few of its traces with the ground truth of just those."""
+    return (CORPUS if WITH_CORPUS else FIXTURES) / "generated" / runtime
+
+
 def corpus_path(*parts: str) -> Path:
     """A path inside the shared corpus; skips the test when the corpus is absent."""
     path = CORPUS.joinpath(*parts)

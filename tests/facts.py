@@ -1,5 +1,5 @@
 """Helpers the corpus tests share: query rows as dicts, an item's text, a file's decoded lines,
-an adapter drained while it reads a file."""
+an adapter drained while it reads a file, a runtime's longest trace at hand."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 
 import msgspec
 
+from benchmarks.corpora import copy_ids
+from tests.conftest import CORPUS, FIXTURES, WITH_CORPUS
 from traceidx.adapters.base import Adapter, DraftItem, DraftLoop
 from traceidx.frame import frame_bytes
 from traceidx.ingest import split_joined
@@ -104,3 +106,41 @@ def drain_while_reading(adapter: Adapter, path: Path) -> Drained:
 def largest(folder: Path) -> Path:
     """The largest trace file directly in `folder`."""
     return max((p for p in folder.glob("*.jsonl*") if p.is_file()), key=lambda p: p.stat().st_size)
+
+
+def logical_bytes(path: Path) -> bytes:
+    """A trace file's logical bytes (a zstd file decoded), as ingest reads them."""
+    with open(path, "rb") as handle:
+        return b"".join(logical_chunks(handle, StreamStats()))
+
+
+def committed_traces(runtime: str) -> list[Path]:
+    """The committed copies of the generated traces of a runtime (``tests/corpus/generated``;
+    `runtime` is its folder name there), largest first, without ground truth or logs."""
+    suffixes = (".jsonl", ".jsonl.zstd")
+    files = [
+        p
+        for p in (FIXTURES / "generated" / runtime).rglob("*")
+        if p.is_file() and p.name.endswith(suffixes) and "_gen" not in p.parts
+    ]
+    assert files, f"no committed {runtime} traces"
+    return sorted(files, key=lambda p: (-p.stat().st_size, str(p)))
+
+
+def long_trace(runtime: str, folder: Path, copies: int = 1) -> Path:
+    """A long trace of `runtime` (its folder name in the corpus: claude, codex, pi, dsh).
+
+    With the shared corpus, its largest public trace of the runtime, as it is. Without it, a
+    plain file written in `folder`: the largest committed trace of the runtime (decoded if
+    zstd) followed by `copies` - 1 copies of it, each with every id made unique
+    (`benchmarks.corpora.copy_ids`), so the file holds `copies` times its sessions, loops and
+    items, one after another.
+    """
+    if WITH_CORPUS:
+        return largest(CORPUS / "public" / runtime)
+    source = committed_traces(runtime)[0]
+    data = logical_bytes(source)
+    path = folder / source.name.removesuffix(".zstd")
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data + b"".join(copy_ids(data, k) for k in range(1, copies)))
+    return path

@@ -1,8 +1,10 @@
 """An appended long source resumes from its checkpoint and publishes what a re-read would.
 
-For the largest public file of every runtime, the file is written in three steps (the second
-ending in the middle of a line) and built after each; the builds after the first resume from
-the checkpoint. The dataset must then equal a cold build of the whole file, table by table.
+For the largest public file of every runtime (without the shared corpus, the largest committed
+trace of the runtime, decoded: `tests.facts.long_trace`), the file is written in three steps
+(the second ending in the middle of a line) and built after each; the builds after the first
+resume from the checkpoint. The dataset must then equal a cold build of the whole file, table
+by table.
 The checkpoint threshold and the drain cadence are lowered so these small files exercise it.
 """
 
@@ -23,15 +25,16 @@ from traceidx.dataset import read_manifest
 from traceidx.encode import ID_COLUMNS
 from traceidx.model import TABLES
 
-from .conftest import corpus_path
-from .facts import largest
+from .conftest import fixture_path
+from .facts import long_trace
 
 RUNTIMES = ("claude", "codex", "pi", "dsh")
 
 
-def largest_of(runtime: str) -> Path:
-    """The largest public trace file of a runtime (the test skips without the corpus)."""
-    return largest(corpus_path("public", runtime))
+def largest_of(runtime: str, folder: Path) -> Path:
+    """The largest public trace file of a runtime, or without the shared corpus the largest
+    committed one (a plain copy written in `folder`)."""
+    return long_trace(runtime, folder)
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +62,27 @@ def _checkpoints(dataset: Path) -> list[str]:
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_resumed_appends_equal_a_cold_build(tmp_path: Path, runtime: str) -> None:
-    source = largest_of(runtime)
+    _resumed_appends_equal_a_cold_build(tmp_path, largest_of(runtime, tmp_path / "source"))
+
+
+def test_an_item_held_at_the_checkpoint_is_still_held_when_resumed(tmp_path: Path) -> None:
+    # The first step of this committed transcript ends with a turn's answer, which the Claude
+    # Code adapter holds (it becomes the final answer once the turn is settled): the resumed
+    # adapter must still hold it, not hand it over as commentary.
+    source = fixture_path(
+        "generated",
+        "claude",
+        "s1-sierra",
+        "projects",
+        "-home-dev-projects-sierra",
+        "10abc150-4ec9-4546-ac31-26c14714bd68.jsonl",
+    )
+    lines = source.read_bytes().splitlines()
+    assert b'"stop_reason":"end_turn"' in lines[len(lines) * 2 // 5 - 1]
+    _resumed_appends_equal_a_cold_build(tmp_path, source)
+
+
+def _resumed_appends_equal_a_cold_build(tmp_path: Path, source: Path) -> None:
     data = source.read_bytes()
     lines = data.splitlines(keepends=True)
     first = b"".join(lines[: len(lines) * 2 // 5])
@@ -89,7 +112,7 @@ def test_resumed_appends_equal_a_cold_build(tmp_path: Path, runtime: str) -> Non
 
 
 def test_an_untrusted_checkpoint_is_never_loaded(tmp_path: Path) -> None:
-    data = largest_of("claude").read_bytes()
+    data = largest_of("claude", tmp_path / "source").read_bytes()
     lines = data.splitlines(keepends=True)
     trace = tmp_path / "traces" / "t.jsonl"
     trace.parent.mkdir()
@@ -106,7 +129,7 @@ def test_an_untrusted_checkpoint_is_never_loaded(tmp_path: Path) -> None:
 
 
 def test_a_source_rewritten_behind_its_checkpoint_is_re_read(tmp_path: Path) -> None:
-    data = largest_of("codex").read_bytes()
+    data = largest_of("codex", tmp_path / "source").read_bytes()
     lines = data.splitlines(keepends=True)
     half = b"".join(lines[: len(lines) // 2])
     trace = tmp_path / "traces" / "t.jsonl"
@@ -132,7 +155,7 @@ def test_pruning_a_source_collects_its_checkpoint(tmp_path: Path) -> None:
 
     trace = tmp_path / "traces" / "t.jsonl"
     trace.parent.mkdir()
-    trace.write_bytes(largest_of("pi").read_bytes())
+    trace.write_bytes(largest_of("pi", tmp_path / "source").read_bytes())
     dataset = tmp_path / "dataset"
     build([trace.parent], dataset, jobs=1)
     assert len(_checkpoints(dataset)) == 1
@@ -148,7 +171,7 @@ def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
 ) -> None:
     from benchmarks.corpora import copy_ids
 
-    data = largest_of("claude").read_bytes()
+    data = largest_of("claude", tmp_path / "source").read_bytes()
     lines = data.splitlines(keepends=True)
     cuts = [len(lines) // 3, 2 * len(lines) // 3, len(lines)]
     folder = tmp_path / "traces"

@@ -17,23 +17,18 @@ The dataset is built once per module; all view rows are fetched once into plain 
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import generated
 from tests.facts import dict_rows, text_of
 from traceidx.build import build
 from traceidx.query import connect
 
-CORPUS = Path(
-    os.environ.get("TRACEIDX_CORPUS")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
-)
-GENERATED = CORPUS / "generated" / "claude"
+GENERATED = generated("claude")
 MANIFEST = GENERATED / "manifest.json"
 
 if not MANIFEST.is_file():

@@ -16,7 +16,6 @@ compares one family of facts with what traceidx publishes through its views:
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,15 +23,12 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import generated
 from tests.facts import dict_rows
 from traceidx.build import build
 from traceidx.query import connect
 
-CORPUS = Path(
-    os.environ.get("TRACEIDX_CORPUS")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
-)
-GENERATED = CORPUS / "generated" / "codex"
+GENERATED = generated("codex")
 MANIFEST = GENERATED / "manifest.json"
 
 if not MANIFEST.is_file():

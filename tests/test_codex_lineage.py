@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import corpus_path
+from tests.conftest import corpus_path, generated
 from tests.facts import dict_rows
 from traceidx.adapters.codex import CodexAdapter
 from traceidx.build import build
@@ -170,10 +170,10 @@ def _loop_usage_without(path: Path, drop: str) -> list[dict[str, int | None] | N
 def test_token_count_alone_gives_the_recorded_usage() -> None:
     """Without the 0.171 ``token_usage_record`` lines the ``token_count`` rule (count a record
     only when the cumulative total moved) yields exactly the manifest's per-turn usage."""
-    manifest = json.loads(corpus_path("generated", "codex", "manifest.json").read_text())
+    manifest = json.loads((generated("codex") / "manifest.json").read_text())
     checked = 0
     for session in manifest["sessions"]:
-        path = corpus_path("generated", *session["file"].split("/"))
+        path = generated("codex").parent / session["file"]
         expected: list[dict[str, int] | None] = []
         for turn in session["turns"]:
             recorded = [r["usage_recorded"] for r in turn["requests"] if r["usage_recorded"]]

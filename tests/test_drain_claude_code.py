@@ -1,22 +1,23 @@
 """The Claude Code adapter hands over almost everything while reading, keeping little.
 
-On the largest public Claude Code transcript of the shared corpus, draining after every record
-returns nearly all items before `finish`, the adapter retains only a handful at any time, and
+On the largest public Claude Code transcript of the shared corpus (without it, nine id-unique
+copies of the largest committed one in a file: `tests.facts.long_trace`), draining after every
+record returns nearly all items before `finish`, the adapter retains only a handful at any time, and
 it keeps no reference to what it returned (so drained drafts can be freed).
 """
 
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
-from tests.conftest import corpus_path
-from tests.facts import drain_while_reading, largest
+from tests.facts import drain_while_reading, long_trace
 from traceidx.adapters.claude_code import ClaudeCodeAdapter
 
 
-def test_drain_returns_most_items_and_keeps_little() -> None:
+def test_drain_returns_most_items_and_keeps_little(tmp_path: Path) -> None:
     adapter = ClaudeCodeAdapter()
-    drained = drain_while_reading(adapter, largest(corpus_path("public", "claude")))
+    drained = drain_while_reading(adapter, long_trace("claude", tmp_path, copies=9))
     items = drained.items
 
     # nothing the adapter still holds refers to a drained item

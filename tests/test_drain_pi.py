@@ -1,22 +1,27 @@
 """The Pi adapter's `drain` hands over most drafts while reading, and holds what may change.
 
 `tests/test_drain.py` proves draining changes nothing; this shows it also meets its purpose
-(bounded memory): on the largest public Pi file, draining after every record returns almost
-every item before `finish`. Small chains show what is held back and when it is released.
+(bounded memory): on the largest public Pi file (without the shared corpus, thirty id-unique
+copies of the largest committed one in a file: `tests.facts.long_trace`), draining after every
+record returns almost every item before `finish`. Small chains show what is held back and when
+it is released.
 """
 
 from __future__ import annotations
 
-from tests.conftest import corpus_path
-from tests.facts import drain_while_reading, largest
+from pathlib import Path
+
+from tests.facts import drain_while_reading, long_trace
 from tests.test_pi_adapter import Chain
 from traceidx.adapters.base import DraftItem
 from traceidx.adapters.pi import PiAdapter
 
 
-def test_draining_the_largest_public_file_returns_most_items_before_finish() -> None:
+def test_draining_the_largest_public_file_returns_most_items_before_finish(
+    tmp_path: Path,
+) -> None:
     adapter = PiAdapter()
-    drained = drain_while_reading(adapter, largest(corpus_path("public", "pi")))
+    drained = drain_while_reading(adapter, long_trace("pi", tmp_path, copies=30))
     draft = adapter.finish()
     total_items = len(drained.items) + len(draft.items)
     total_loops = len(drained.loops) + len(draft.loops)

@@ -8,11 +8,10 @@ import duckdb
 import pytest
 
 from tests.conftest import WITH_CORPUS
-from traceidx import runtimes
-from traceidx.adapters import adapters
 from traceidx.frame import fingerprint
 from traceidx.model import LOOP_BOUND_ROLES
 from traceidx.query import connect
+from traceidx.runtimes import names
 from traceidx.schema import SHAPE_BY_ROLE, SHAPES
 from traceidx.sourceio import read_range
 from traceidx.text import DEFAULT_TEXT_LIMIT
@@ -29,12 +28,10 @@ def none(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     assert bad == [], f"{len(bad)} violations, e.g. {bad[:3]}"
 
 
-@pytest.mark.parametrize("runtime", runtimes.names())
+@pytest.mark.parametrize("runtime", names())
 def test_every_supported_runtime_is_in_the_dataset(
     con: duckdb.DuckDBPyConnection, runtime: str
 ) -> None:
-    if runtime not in adapters():
-        pytest.skip(f"no {runtime} adapter yet")
     (sources, sessions, loops, items) = con.execute(
         """SELECT (SELECT count(*) FROM sources WHERE runtime = $rt),
                   (SELECT count(*) FROM sessions WHERE runtime = $rt),

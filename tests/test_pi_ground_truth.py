@@ -25,12 +25,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import generated
 from tests.facts import dict_rows, text_of
 from traceidx.build import build
 from traceidx.query import connect
 
-GENERATED = CORPUS / "generated" / "pi"
+GENERATED = generated("pi")
 MANIFEST = GENERATED / "manifest.json"
 
 if not MANIFEST.is_file():

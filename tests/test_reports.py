@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import traceidx
-from tests.conftest import corpus_path
+from tests.conftest import generated
 from traceidx.build import build
 from traceidx.demo import RUNTIMES, write_demo
 from traceidx.query import connect
@@ -281,7 +281,7 @@ def test_usage_totals_equal_the_runtimes_ground_truth(
     runtime: str, folder: str, tmp_path: Path
 ) -> None:
     dataset = tmp_path / "ds"
-    assert build([corpus_path("generated", folder)], dataset, jobs=2).exit_code == 0
+    assert build([generated(folder)], dataset, jobs=2).exit_code == 0
     rows = report_cli(dataset, "usage", "--timezone", "UTC", "--runtime", runtime)
     expected = _manifest_totals(runtime)
     for member in ("input", "cached", "cache_write", "output", "reasoning"):

@@ -1,9 +1,9 @@
 """Long sources stream: settled rows leave the worker while the file is read, changing nothing.
 
-The shared corpus is built twice in process: once with the defaults (no public file reaches the
-flush threshold) and once draining every record and flushing at every drain, so that every
-source's rows reach the dataset in many pieces through spool files. Both datasets must hold
-exactly the same facts.
+The shared corpus's public traces (without it, the committed fixtures) are built twice in
+process: once with the defaults (no such file reaches the flush threshold) and once draining
+every record and flushing at every drain, so that every source's rows reach the dataset in many
+pieces through spool files. Both datasets must hold exactly the same facts.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from traceidx.dataset import read_manifest
 from traceidx.encode import ID_COLUMNS
 from traceidx.model import TABLES
 
-from .conftest import corpus_path
+from .conftest import FIXTURES, WITH_CORPUS, corpus_path
 
 
 def _table(dataset: Path, table: str) -> pa.Table:
@@ -37,7 +37,11 @@ def _table(dataset: Path, table: str) -> pa.Table:
 def test_streamed_sources_publish_the_same_facts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    roots = [corpus_path("public", rt) for rt in ("claude", "codex", "pi", "dsh")]
+    roots = (
+        [corpus_path("public", rt) for rt in ("claude", "codex", "pi", "dsh")]
+        if WITH_CORPUS
+        else [FIXTURES / "generated", FIXTURES / "handwritten"]
+    )
     whole = build(roots, tmp_path / "whole", jobs=1)
     spilled: list[Any] = []
     spool = worker_module.spool

@@ -46,6 +46,11 @@ def _closable(key: tuple[str, str]) -> bool:
     return key[0] != "None" and key[0] != ""
 
 
+def _among(item: DraftItem, items: list[DraftItem]) -> bool:
+    """Whether `item` itself (not an equal one) is in `items`."""
+    return any(other is item for other in items)
+
+
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class ClaudeCodeState(Adapter):
     """What a transcript's adapter keeps between records: the Loops, responses and held items."""
@@ -63,8 +68,11 @@ class ClaudeCodeState(Adapter):
         self.responses: dict[tuple[str, str], Response] = {}  # responses still open
         self.calls: dict[str, str] = {}  # tool_use id -> tool name
         self.delegations: dict[str, DraftItem] = {}  # call id -> call awaiting its subagent
-        self.held: set[int] = set()  # id() of the items that may still change
-        self.waiting: dict[int, DraftItem] = {}  # held until the next Loop starts
+        # the items that may still change, and those of them held until the next Loop starts:
+        # kept as the objects (compared by identity), since a checkpoint pickles this state
+        # and an id() would not name the same item once it is unpickled
+        self.held: list[DraftItem] = []
+        self.waiting: list[DraftItem] = []
         self.agent_tasks: dict[str, str] = {}  # task/agent id -> kind ("agent" | call id)
         self.unknown: dict[str, int] = {}
         self.position = 0
@@ -80,7 +88,7 @@ class ClaudeCodeState(Adapter):
             loops.append(turns.popleft().loop)
         items, held = self.items, self.held
         count = 0
-        while count < len(items) and id(items[count]) not in held:
+        while count < len(items) and not _among(items[count], held):
             count += 1
         if count == 0:
             return loops, []
@@ -98,13 +106,14 @@ class ClaudeCodeState(Adapter):
     # -- drafts that may still change --------------------------------------------------------
 
     def _hold(self, item: DraftItem, until_next_loop: bool = False) -> None:
-        self.held.add(id(item))
-        if until_next_loop:
-            self.waiting[id(item)] = item
+        if not _among(item, self.held):
+            self.held.append(item)
+        if until_next_loop and not _among(item, self.waiting):
+            self.waiting.append(item)
 
     def _release(self, item: DraftItem) -> None:
-        self.held.discard(id(item))
-        self.waiting.pop(id(item), None)
+        self.held = [other for other in self.held if other is not item]
+        self.waiting = [other for other in self.waiting if other is not item]
 
     def _settle(self, turn: Turn) -> None:
         """Fix a Loop's usage and final answer (nothing can change them any more)."""
@@ -129,9 +138,9 @@ class ClaudeCodeState(Adapter):
                 open_response = True
         if not open_response:
             self._settle(turn)
-        for item in self.waiting.values():
-            self.held.discard(id(item))
-        self.waiting.clear()
+        waiting = self.waiting
+        self.held = [item for item in self.held if not _among(item, waiting)]
+        self.waiting = []
         self.delegations.clear()
 
     # -- session -------------------------------------------------------------------------------
