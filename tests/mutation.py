@@ -16,6 +16,7 @@ import msgspec
 
 from tests.conftest import CORPUS, DATA, FIXTURES, WITH_CORPUS
 from traceidx.adapters import detect
+from traceidx.demo import SAMPLE
 
 REPLACEMENTS: list[Any] = [
     *(0, -1, 1.5, 2**40, True),
@@ -27,10 +28,10 @@ REPLACEMENTS: list[Any] = [
 
 def recognised_files(max_bytes: int) -> list[Path]:
     """Every trace of at most `max_bytes` whose first lines an adapter claims: the committed
-    fixtures, and the shared corpus's public and generated traces when it is present."""
+    fixtures, and the shared corpus's public and generated traces when it is present (else the
+    demo's sample, copies of generated traces)."""
     roots = [FIXTURES, DATA]
-    if WITH_CORPUS:
-        roots += [CORPUS / "public", CORPUS / "generated"]
+    roots += [CORPUS / "public", CORPUS / "generated"] if WITH_CORPUS else [SAMPLE]
     out = []
     for root in roots:
         for path in sorted(root.rglob("*.jsonl")):

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 import traceidx
+from tests.conftest import WITH_CORPUS
 from tests.mutation import recognised_files, write_variants
 
 pytestmark = pytest.mark.skipif(
@@ -87,4 +88,5 @@ def test_compiled_and_pure_publish_the_same_facts(tmp_path: Path) -> None:
     }
     assert not differ, differ
     assert compiled["tables"] == expected["tables"]
-    assert compiled["tables"]["items"][0] > 10_000  # the mutated traces still hold facts
+    # the mutated traces still hold many facts (fewer from the committed traces alone)
+    assert compiled["tables"]["items"][0] > (10_000 if WITH_CORPUS else 5_000)
