@@ -56,6 +56,7 @@ class CodexState(Adapter):
         self.session: DraftSession | None = None
         self.legacy = False
         self.subagent = False
+        self.agent_role: str | None = None  # a subagent child's role, as its parent spawned it
         self.history_start: int | None = None
         self.loops: list[TurnState] = []
         self.by_turn: dict[str, TurnState] = {}
@@ -214,6 +215,8 @@ class CodexState(Adapter):
         if parent is None and isinstance(spawned, dict):
             spawn = spawned.get("thread_spawn")
             parent = str_or_none(spawn.get("parent_thread_id")) if isinstance(spawn, dict) else None
+            if isinstance(spawn, dict):
+                self.agent_role = str_or_none(spawn.get("agent_role"))
         parent = parent or str_or_none(payload.get("parent_session_id"))
         if self.subagent and parent:
             session.delegated_from = (parent, self.position)
@@ -391,6 +394,8 @@ class CodexState(Adapter):
         if self.subagent and session is not None:
             item.role, item.strength = "agent.delegation", "structural"
             item.session_ref = session.native_id
+            if self.agent_role is not None:
+                item.value["agent_type"] = self.agent_role
         else:
             first = state.humans == 0 and not state.agent_output
             item.role = "human.request" if first else "human.steering"

@@ -162,7 +162,8 @@ class CodexTools(CodexMessages):
         if name == "spawn_agent" and kind == "function_call":
             message = args.get("message") if isinstance(args, dict) else None
             text = message if isinstance(message, str) else arguments
-            value = {"text": text, "has_images": False}
+            kind_of = args.get("agent_type") if isinstance(args, dict) else None
+            value = {"text": text, "has_images": False, "agent_type": str_or_none(kind_of)}
             item = self._emit("agent.delegation", "structural", value, state)
             if call_id:
                 self.spawns[call_id] = item
