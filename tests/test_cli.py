@@ -117,10 +117,34 @@ def test_inspect_notices_a_changed_source(tmp_path: Path) -> None:
 
 def test_schema_lists_tables_with_descriptions() -> None:
     done = run("schema", "--format", "json")
-    rows = json.loads(done.stdout)
+    rows = [r for r in json.loads(done.stdout) if r["kind"] == "table"]
     tables = {r["table"] for r in rows}
     assert tables == {"sources", "records", "sessions", "loops", "items"}
     assert all(r["description"] for r in rows)
+
+
+def test_schema_lists_every_shipped_view_as_a_dataset_has_it(built: Path) -> None:
+    """Every ``sql/views/*.sql`` view with the columns DuckDB gives it over a real dataset."""
+    from importlib import resources
+
+    from traceidx.query import connect
+
+    folder = resources.files("traceidx.sql").joinpath("views")
+    shipped = {p.name.removesuffix(".sql") for p in folder.iterdir() if p.name.endswith(".sql")}
+    done = run("schema", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    listed: dict[str, list[tuple[str, str]]] = {}
+    for r in json.loads(done.stdout):
+        if r["kind"] == "view":
+            listed.setdefault(r["table"], []).append((r["column"], r["type"]))
+    assert set(listed) == shipped
+    assert {"shell_statements", "shell_invocations", "shell_redirects"} <= set(listed)
+    con = connect(built)
+    for view, columns in listed.items():
+        described = [(str(c), str(t)) for c, t, *_ in con.execute(f"DESCRIBE {view}").fetchall()]
+        assert columns == described, view
+    text = run("schema").stdout
+    assert "views:" in text and "\nshell_invocations  — " in text and "  program " in text
 
 
 def test_dataset_defaults_follow_the_environment(tmp_path: Path) -> None:

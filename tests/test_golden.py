@@ -68,7 +68,9 @@ SELECT i.loop_id, i.session_id, i.loop_position,
        i.semantic.tool_output.exit_code AS exit_code,
        i.semantic.tool_output.failed AS failed,
        i.semantic.tool_output.duration_ms AS duration_ms,
-       i.semantic.delegation.child_session_id IS NOT NULL AS links_child
+       i.semantic.tool_output.runtime_truncated AS runtime_truncated,
+       i.semantic.delegation.child_session_id IS NOT NULL AS links_child,
+       i.semantic.delegation.agent_type AS agent_type
 FROM items i
 ORDER BY i.loop_id IS NULL, i.loop_position, lines, i.semantic.role, text
 """

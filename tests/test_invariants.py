@@ -11,7 +11,7 @@ from tests.conftest import WITH_CORPUS
 from traceidx.frame import fingerprint
 from traceidx.model import LOOP_BOUND_ROLES
 from traceidx.query import connect
-from traceidx.runtimes import names
+from traceidx.runtimes import names as runtime_names
 from traceidx.schema import SHAPE_BY_ROLE, SHAPES
 from traceidx.sourceio import read_range
 from traceidx.text import DEFAULT_TEXT_LIMIT
@@ -28,7 +28,7 @@ def none(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     assert bad == [], f"{len(bad)} violations, e.g. {bad[:3]}"
 
 
-@pytest.mark.parametrize("runtime", names())
+@pytest.mark.parametrize("runtime", runtime_names())
 def test_every_supported_runtime_is_in_the_dataset(
     con: duckdb.DuckDBPyConnection, runtime: str
 ) -> None:
@@ -121,6 +121,16 @@ def test_loop_positions_are_dense_from_zero(con: duckdb.DuckDBPyConnection) -> N
                OR count(DISTINCT loop_position) <> count(*)""",
     )
     none(con, "SELECT item_id FROM items WHERE loop_id IS NULL AND loop_position IS NOT NULL")
+
+
+def test_loop_positions_follow_start_times(con: duckdb.DuckDBPyConnection) -> None:
+    """A session spread over several sources still has its loops in time order."""
+    none(
+        con,
+        """SELECT a.session_id, a.loop_id, b.loop_id FROM loops a JOIN loops b
+             ON a.session_id = b.session_id AND a.session_position < b.session_position
+           WHERE a.started_at > b.started_at""",
+    )
 
 
 def test_items_and_their_loops_agree_on_the_session(con: duckdb.DuckDBPyConnection) -> None:

@@ -359,3 +359,56 @@ def test_python_api_matches_the_cli(demo_dataset: Path) -> None:
     lazy = traceidx.scan_items(demo_dataset)
     roles = lazy.select("semantic").collect()["semantic"].struct.field("role")
     assert "tool.output" in set(roles.to_list())
+
+
+def test_subagents_lists_each_child_and_sessions_rolls_them_up(dataset: Path) -> None:
+    children = report_cli(dataset, "subagents", "--timezone", "UTC")
+    delegated = sql(dataset, "SELECT count(*) FROM sessions WHERE delegated_from IS NOT NULL")
+    assert len(children) == delegated[0][0] > 0
+    assert all("agent_type" in r and r["parent_session"] for r in children)
+    for r in children:  # the child's own numbers, as the views give them
+        (loops, tokens, calls) = sql(
+            dataset,
+            f"""SELECT (SELECT count(*) FROM loop_usage u WHERE u.session_id = s.session_id),
+                       (SELECT sum(total) FROM loop_usage u WHERE u.session_id = s.session_id),
+                       (SELECT count(*) FROM tool_calls t WHERE t.session_id = s.session_id)
+                FROM sessions s WHERE s.runtime = '{r["runtime"]}'
+                  AND s.native_id = '{r["session"]}'""",
+        )[0]
+        assert (r["loops"], r["tokens"], r["tool_calls"]) == (loops, tokens, calls)
+    # every parent's rollup in `report sessions` is the sum over its descendants' rows here
+    parent_of = {
+        (r["runtime"], r["session"]): (r["runtime"], r["parent_session"]) for r in children
+    }
+    sums: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for r in children:
+        key: tuple[str, str] | None = (r["runtime"], r["session"])
+        seen = set()
+        while key in parent_of and key not in seen:
+            seen.add(key)
+            key = parent_of[key]
+            sums[key].update(
+                sessions=1,
+                tokens=r["tokens"] or 0,
+                tool_calls=r["tool_calls"],
+                failures=r["failures"],
+            )
+    sessions = report_cli(dataset, "sessions", "--timezone", "UTC")
+    rolled = [s for s in sessions if s["subagent_sessions"]]
+    assert rolled
+    for s in rolled:
+        want = sums[(s["runtime"], s["native_id"])]
+        got = (
+            s["subagent_sessions"],
+            s["subagent_tokens"] or 0,
+            s["subagent_tool_calls"],
+            s["subagent_failures"],
+        )
+        assert got == (want["sessions"], want["tokens"], want["tool_calls"], want["failures"])
+
+
+def test_subagents_names_the_codex_agent_type(traces_dataset: Path) -> None:
+    """Codex links its spawned children today; their agent type comes from the spawn."""
+    children = report_cli(traces_dataset, "subagents", "--timezone", "UTC", "--runtime", "codex")
+    assert children and all(r["runtime"] == "codex" for r in children)
+    assert all(r["agent_type"] and r["model"] and r["loops"] >= 1 for r in children)

@@ -359,22 +359,31 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     from traceidx.model import COLUMN_DOCS
+    from traceidx.query import describe_views, view_summary
     from traceidx.schema import table_schema
 
-    out: list[tuple[str, str, str, str]] = []
+    # tables: the derived Arrow schema; views: DuckDB's description of the shipped view SQL
+    out: list[tuple[str, str, str, str, str]] = []
     for table, docs in COLUMN_DOCS.items():
         for field in table_schema(table):
-            out.append((table, field.name, str(field.type), docs.get(field.name, "")))
+            out.append(("table", table, field.name, str(field.type), docs.get(field.name, "")))
+    views = describe_views()
+    for view, columns in views.items():
+        docs = COLUMN_DOCS.get(view, {})
+        for name, kind in columns:
+            out.append(("view", view, name, kind, docs.get(name, "")))
     if args.format == "table":
-        for table in COLUMN_DOCS:
-            sys.stdout.write(f"{table}\n")
-            for t, name, kind, doc in out:
-                if t == table:
-                    short = kind if len(kind) <= 40 else kind[:39] + "…"
-                    sys.stdout.write(f"  {name:<20} {short:<41} {doc}\n")
-        sys.stdout.write("views: sources records sessions loops items tool_calls loop_usage\n")
+        for kind_of, heading in (("table", "tables"), ("view", "views")):
+            sys.stdout.write(f"{heading}:\n")
+            for name in dict.fromkeys(row[1] for row in out if row[0] == kind_of):
+                about = f"  — {view_summary(name)}" if kind_of == "view" else ""
+                sys.stdout.write(f"{name}{about}\n")
+                for k, t, column, kind, doc in out:
+                    if k == kind_of and t == name:
+                        short = kind if len(kind) <= 40 else kind[:39] + "…"
+                        sys.stdout.write(f"  {column:<20} {short:<41} {doc}".rstrip() + "\n")
         return EXIT_OK
-    print_rows(["table", "column", "type", "description"], list(out), args.format)
+    print_rows(["kind", "table", "column", "type", "description"], list(out), args.format)
     return EXIT_OK
 
 

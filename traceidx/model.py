@@ -143,11 +143,14 @@ class ToolOutput(_Struct, frozen=True):
 
 
 class Delegation(_Struct, frozen=True):
-    """Work handed to a child agent; `child_session_id` only when the child Session exists."""
+    """Work handed to a child agent; `child_session_id` only when the child Session exists;
+    `agent_type` the kind of child agent the runtime names (e.g. Claude Code's subagent type,
+    Codex's agent type, dsh's subagent name), when it names one."""
 
     has_images: bool = False
     text: TextContent | None = None
     child_session_id: Id | None = None
+    agent_type: str | None = None
 
 
 class SubagentActivity(_Struct, frozen=True):

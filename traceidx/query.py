@@ -9,6 +9,7 @@ the manifest's file list, never a glob, so a build in progress is invisible to t
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -65,12 +66,18 @@ def connect(
     con.execute("SET TimeZone = 'UTC'")
     with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets it is off anyway
         con.execute("SET enable_progress_bar = false")
+    _define_views(con, {table: [root / f for f in manifest.files(table)] for table in TABLES})
+    return con
+
+
+def _define_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[Path]]) -> None:
+    """Each table's part files as ``_<table>`` (an empty relation of the derived schema when
+    it has none), then the shipped views."""
     for table in TABLES:
-        files = [root / f for f in manifest.files(table)]
-        if files:
+        if files.get(table):
             con.execute(
-                f"CREATE VIEW _{table} AS SELECT * FROM read_parquet({_sql_list(files)}, "
-                "hive_partitioning = false)"
+                f"CREATE VIEW _{table} AS SELECT * FROM read_parquet("
+                f"{_sql_list(files[table])}, hive_partitioning = false)"
             )
         else:
             empty = table_schema(table).empty_table()
@@ -78,7 +85,31 @@ def connect(
             con.execute(f"CREATE VIEW _{table} AS SELECT * FROM _{table}_empty")
     for name in VIEWS:
         con.execute(view_sql(name))
-    return con
+
+
+def view_summary(name: str) -> str:
+    """The first sentence of a view's header comment, without the leading ``<name>:``."""
+    header = []
+    for line in view_sql(name).splitlines():
+        if not line.startswith("--"):
+            break
+        header.append(line.removeprefix("--").strip())
+    text = " ".join(header).removeprefix(f"{name}:").strip()
+    return re.split(r"(?<!e\.g)(?<!i\.e)\.\s|;\s", text, maxsplit=1)[0].rstrip(".")
+
+
+def describe_views() -> dict[str, list[tuple[str, str]]]:
+    """Every public view's columns and DuckDB types, as the shipped view SQL defines them
+    (described over empty tables of the derived schema; no dataset needed)."""
+    con = duckdb.connect(":memory:")
+    try:
+        _define_views(con, {})
+        return {
+            name: [(str(r[0]), str(r[1])) for r in con.execute(f"DESCRIBE {name}").fetchall()]
+            for name in VIEWS
+        }
+    finally:
+        con.close()
 
 
 def scan(view: str, dataset: str | Path | None = None) -> pl.LazyFrame:

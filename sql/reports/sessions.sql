@@ -1,6 +1,7 @@
 -- sessions: one row per session with loops in scope: runtime, native id, working directory,
 -- start (local time), loops, tokens, tool calls and failures, and its subagent sessions (all
--- descendants through delegation) with their tokens attributed to it.
+-- descendants through delegation) with their tokens, tool calls and failures attributed to it
+-- (the sums of their rows in `report subagents`).
 WITH RECURSIVE tree(root, sid, depth) AS (
     SELECT session_id, session_id, 0 FROM sessions
     UNION ALL
@@ -18,8 +19,13 @@ calls AS (
     FROM report_calls GROUP BY session_id
 ),
 sub AS (
-    SELECT t.root, count(DISTINCT t.sid) AS subagent_sessions, sum(o.tokens)::BIGINT AS subagent_tokens
-    FROM tree AS t LEFT JOIN own AS o ON o.session_id = t.sid
+    SELECT t.root, count(DISTINCT t.sid) AS subagent_sessions,
+           sum(o.tokens)::BIGINT AS subagent_tokens,
+           sum(coalesce(k.tool_calls, 0))::BIGINT AS subagent_tool_calls,
+           sum(coalesce(k.failures, 0))::BIGINT AS subagent_failures
+    FROM tree AS t
+    LEFT JOIN own AS o ON o.session_id = t.sid
+    LEFT JOIN calls AS k ON k.session_id = t.sid
     WHERE t.depth > 0
     GROUP BY t.root
 )
@@ -34,6 +40,8 @@ SELECT
     coalesce(c.failures, 0) AS failures,
     coalesce(sub.subagent_sessions, 0) AS subagent_sessions,
     sub.subagent_tokens,
+    coalesce(sub.subagent_tool_calls, 0) AS subagent_tool_calls,
+    coalesce(sub.subagent_failures, 0) AS subagent_failures,
     CASE WHEN o.tokens IS NOT NULL OR sub.subagent_tokens IS NOT NULL
          THEN coalesce(o.tokens, 0) + coalesce(sub.subagent_tokens, 0) END
         AS tokens_with_subagents

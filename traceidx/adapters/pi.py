@@ -372,6 +372,10 @@ class PiAdapter(Adapter):
         elif stop == "error":
             loop.end, loop.outcome = self.position, "failed"
             self.phase, self.limbo = _RETRY, []
+            reason = str_or_none(message.get("errorMessage"))
+            if reason:  # the failure's reason; it joins a retried Loop like the rest of limbo
+                notice = {"text": reason, "has_images": False}
+                self.limbo.append(self.emit("runtime.notice", "structural", notice, loop))
         elif calls:
             self.phase = _TOOLS
             self.waiting = {str(b.get("id")) for b in calls}

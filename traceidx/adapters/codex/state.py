@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -56,6 +57,7 @@ class CodexState(Adapter):
         self.session: DraftSession | None = None
         self.legacy = False
         self.subagent = False
+        self.agent_role: str | None = None  # a subagent child's role, as its parent spawned it
         self.history_start: int | None = None
         self.loops: list[TurnState] = []
         self.by_turn: dict[str, TurnState] = {}
@@ -79,6 +81,9 @@ class CodexState(Adapter):
         self.unlinked: set[str] = set()  # call ids of outputs settled before their call
         self.sealed_turns: set[str] = set()
         self.children: set[str] = set()
+        self.processes: dict[str, str] = {}  # unified-exec session id -> the exec call's id
+        self.stdin_calls: dict[str, str] = {}  # write_stdin call id -> its exec session id
+        self.settings: dict[str, str] = {}  # approval / sandbox setting -> last value seen
         self.last_total: tuple[int, ...] | None = None
         self.last_compaction: DraftItem | None = None
         self.unknown: dict[str, int] = {}
@@ -214,6 +219,8 @@ class CodexState(Adapter):
         if parent is None and isinstance(spawned, dict):
             spawn = spawned.get("thread_spawn")
             parent = str_or_none(spawn.get("parent_thread_id")) if isinstance(spawn, dict) else None
+            if isinstance(spawn, dict):
+                self.agent_role = str_or_none(spawn.get("agent_role"))
         parent = parent or str_or_none(payload.get("parent_session_id"))
         if self.subagent and parent:
             session.delegated_from = (parent, self.position)
@@ -255,6 +262,7 @@ class CodexState(Adapter):
         self.end_order.clear()
         self.spawn_order.clear()
         self.loop_calls = set()
+        self.processes, self.stdin_calls = {}, {}
         self.unlinked.update(self.awaiting_call)
         self.awaiting_call = {}
 
@@ -327,6 +335,16 @@ class CodexState(Adapter):
         window = int_or_none(payload.get("model_context_window"))
         if window is not None:
             loop.context_window = window
+        sandbox = payload.get("sandbox_policy")
+        settings = (
+            ("approval policy", str_or_none(payload.get("approval_policy"))),
+            ("sandbox", str_or_none(sandbox.get("type")) if isinstance(sandbox, dict) else None),
+        )
+        for name, setting in settings:
+            if setting and self.settings.get(name) != setting:
+                self.settings[name] = setting
+                value = {"text": f"{name}: {setting}", "has_images": False}
+                self._emit("runtime.state", "structural", value, state)
 
     def _new_turn(self, turn: str | None, previous: TurnState | None) -> TurnState:
         """A Loop started by a turn_context. Rollouts without task markers write it after the
@@ -350,6 +368,11 @@ class CodexState(Adapter):
         if state is None:
             state = self._start_loop(turn)
         state.draft.end, state.draft.outcome = self.position, outcome
+        error = payload.get("error")
+        if outcome == "failed" and error is not None:  # the reason Codex gives for the failure
+            message = error.get("message") if isinstance(error, dict) else error
+            text = str_or_none(message) or json.dumps(error, ensure_ascii=False)
+            self._emit("runtime.notice", "structural", {"text": text}, state)
         last = str_or_none(payload.get("last_agent_message"))
         if outcome == "completed" and last and not state.final:
             for item in reversed(state.unphased):
@@ -391,6 +414,8 @@ class CodexState(Adapter):
         if self.subagent and session is not None:
             item.role, item.strength = "agent.delegation", "structural"
             item.session_ref = session.native_id
+            if self.agent_role is not None:
+                item.value["agent_type"] = self.agent_role
         else:
             first = state.humans == 0 and not state.agent_output
             item.role = "human.request" if first else "human.steering"

@@ -30,6 +30,9 @@ _EXEC_EXIT: Final = re.compile(
 _LEADING_EXIT: Final = re.compile(r"Exit code: (-?\d+)\n")
 _WALL_TIME: Final = re.compile(r"^Wall time: ([0-9]+(?:\.[0-9]+)?) seconds$", re.M)
 _TOKEN_COUNT: Final = re.compile(r"^Original token count: (\d+)$", re.M)
+#: the marker Codex writes where it cut a tool output before storing it
+_TRUNCATED: Final = re.compile(r"…\d+ (?:tokens|chars) truncated…")
+_RUNNING: Final = re.compile(r"^Process running with session ID (\d+)$", re.M)
 
 
 def _duration_ms(value: object) -> int | None:
@@ -90,6 +93,14 @@ def _output_facts(output: object) -> dict[str, Any]:
     tokens = _TOKEN_COUNT.search(header)
     if tokens is not None and output.startswith("Chunk ID:"):
         value["runtime_output_tokens"] = int(tokens.group(1))
+    return value
+
+
+def _runtime_truncated(value: dict[str, Any]) -> dict[str, Any]:
+    """`value` with ``runtime_truncated`` set when its text carries Codex's truncation marker."""
+    text = value.get("text")
+    if isinstance(text, str) and _TRUNCATED.search(text):
+        value["runtime_truncated"] = True
     return value
 
 
@@ -162,7 +173,8 @@ class CodexTools(CodexMessages):
         if name == "spawn_agent" and kind == "function_call":
             message = args.get("message") if isinstance(args, dict) else None
             text = message if isinstance(message, str) else arguments
-            value = {"text": text, "has_images": False}
+            kind_of = args.get("agent_type") if isinstance(args, dict) else None
+            value = {"text": text, "has_images": False, "agent_type": str_or_none(kind_of)}
             item = self._emit("agent.delegation", "structural", value, state)
             if call_id:
                 self.spawns[call_id] = item
@@ -178,6 +190,10 @@ class CodexTools(CodexMessages):
                 shell = str_or_none(args.get("command"))
             elif name == "shell" or kind == "local_shell_call":
                 shell = _shell_script(args.get("command"))
+        if name == "write_stdin" and call_id and isinstance(args, dict):
+            process = args.get("session_id")
+            if isinstance(process, int | str) and not isinstance(process, bool):
+                self.stdin_calls[call_id] = str(process)
         value = {"tool_name": name, "arguments": arguments, "working_directory": workdir}
         self._emit(
             "agent.tool_call",
@@ -211,8 +227,10 @@ class CodexTools(CodexMessages):
             tools = payload.get("tools")
             value = {"text": json_text(tools) if tools is not None else None}
         else:
-            value = _output_facts(payload.get("output"))
+            value = _runtime_truncated(_output_facts(payload.get("output")))
         item = self._emit("tool.output", "structural", value, state, output_of=call_id)
+        if call_id is not None:
+            self._exec_session(call_id, item)
         if call_id is not None:
             self.outputs[call_id] = item
             self.output_order.append(item)
@@ -221,6 +239,29 @@ class CodexTools(CodexMessages):
             pending = self.ends.pop(call_id, None)
             if pending is not None and self.position - pending[0] <= JOIN_WINDOW:
                 _apply_end(item, pending[0], pending[1])
+
+    def _exec_session(self, call_id: str, item: DraftItem) -> None:
+        """Unified exec: an exec call's output naming its running process, or a
+        ``write_stdin`` continuation's output reporting that process's exit: that exit code is
+        also the exec call's outcome (it joins the exec call's output while that is joinable)."""
+        text = item.value.get("text")
+        header = text[:400] if isinstance(text, str) else ""
+        running = _RUNNING.search(header)
+        process = self.stdin_calls.pop(call_id, None)
+        if running is not None and process is None:
+            self.processes[running.group(1)] = call_id
+            return
+        code = item.value.get("exit_code")
+        if process is None or code is None or running is not None:
+            return
+        exec_call = self.processes.get(process)
+        target = self.outputs.get(exec_call) if exec_call is not None else None
+        if target is None or self.position - target.records[0] > JOIN_WINDOW:
+            return
+        del self.processes[process]
+        target.value["exit_code"], target.value["failed"] = code, code != 0
+        if self.position not in target.records:
+            target.records.append(self.position)
 
     def _spawn_output(self, call_id: str, payload: dict[str, Any], state: TurnState) -> None:
         text, _ = content_text(payload.get("output"))
