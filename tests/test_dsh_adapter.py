@@ -191,7 +191,15 @@ def test_v0_seed_length_cut_and_subagent_fork_links(tmp_path: Path) -> None:
     assert fork["delegated_from"] == fork["forked_from"] == "96cf59c9-b347-48b9-b234-a5200913ad05"
     (loop,) = fork["loops"]  # seedLength 42 covers the parent's turn 1 (lines 1-20)
     assert loop["native_id"] == "2" and loop["start_line"] == 24
-    assert loop["items"][0]["role"] == "agent.delegation"
+    # the child's copy of its task stays a Record: the one delegation is the parent's
+    assert "agent.delegation" not in [i["role"] for i in loop["items"]]
+    parent_roles = [
+        i["role"]
+        for s in projection["sessions"]
+        if s is not fork
+        for i in [*s["session_items"], *(i for lp in s["loops"] for i in lp["items"])]
+    ]
+    assert parent_roles.count("agent.delegation") == 1
 
 
 def test_an_injection_turn_and_a_blocked_prompt(tmp_path: Path) -> None:
@@ -249,18 +257,131 @@ def test_injection_turns_are_not_human_requests() -> None:
     assert [i.role for i in draft.items] == ["human.steering"]
 
 
-def test_subagent_child_inputs_are_delegations() -> None:
+def test_subagent_child_inputs_from_the_parent_stay_records() -> None:
+    """The child's task and the parent's later relays are the parent's delegation (and its
+    send_message calls) seen from the child: Records that open the child's Loops, no Items."""
     header = {**HEADER, "parentSession": "s-parent", "origin": "subagent", "delegationDepth": 1}
     relay = {"kind": "coordinator", "form": "relay", "senderSessionId": "s-parent"}
     msg = {"type": "user/message", "data": {"content": [{"type": "text", "text": "more"}]}}
     msg["data"]["source"] = relay
-    draft = _draft(*_turn(1, _prompt("task")), *_turn(2, msg), header=header)
+    other = json.loads(json.dumps(msg))
+    other["data"]["source"]["senderSessionId"] = "s-sibling"
+    draft = _draft(*_turn(1, _prompt("task")), *_turn(2, msg, other), header=header)
     assert draft.session is not None and draft.session.delegated_from == ("s-parent", 0)
     assert draft.session.forked_from is None
-    assert [(i.role, i.session_ref) for i in draft.items] == [
-        ("agent.delegation", "s-unit"),
-        ("agent.delegation", "s-unit"),
+    assert [loop.start for loop in draft.loops] == [1, 3]
+    assert [(i.role, i.session_ref) for i in draft.items] == [("subagent.activity", "s-sibling")]
+
+
+def _assistant_calls(*calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+    content = [
+        {"type": "tool-call", "id": call_id, "name": name, "arguments": json.dumps(args)}
+        for call_id, name, args in calls
     ]
+    message = {"role": "assistant", "content": content}
+    return {"type": "assistant/message", "data": {"turn": 1, "step": 1, "message": message}}
+
+
+def _result(call_id: str, text: str, error: bool = False) -> dict[str, Any]:
+    message = {
+        "role": "tool",
+        "toolCallId": call_id,
+        "content": [{"type": "text", "text": text}],
+        "isError": error,
+    }
+    return {"type": "tool/result", "data": {"turn": 1, "step": 1, "message": message}}
+
+
+def _catalog(child: str, label: str | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"version": 0, "childId": child, "childCreatedAt": 1, "mode": "one-shot"}
+    if label is not None:
+        data["label"] = label
+    return {"type": "subagent/catalog", "data": data}
+
+
+def _facts(draft: Draft) -> list[tuple[Any, ...]]:
+    return [(i.role, i.records, i.call_id, i.output_of, i.session_ref) for i in draft.items]
+
+
+def test_a_delegating_call_is_a_tool_call_and_its_result_a_tool_output() -> None:
+    args = {"description": "Count", "prompt": "count the lines", "run_in_background": False}
+    draft = _draft(
+        *_turn(
+            1,
+            _assistant_calls(("c1", "subagent", args)),
+            _result("c1", "Error: subagent run failed", error=True),
+            end={"kind": "completed"},
+        )
+    )
+    assert _facts(draft) == [
+        ("agent.tool_call", [2], "c1", None, None),
+        ("agent.delegation", [2], None, None, None),
+        ("tool.output", [3], None, "c1", None),
+        ("subagent.report", [3], None, None, None),
+    ]
+    call, delegation, output, report = draft.items
+    assert call.value == {"tool_name": "subagent", "arguments": json.dumps(args)}
+    assert delegation.value["text"] == "count the lines"
+    assert output.value["failed"] is True and report.strength == "structural"
+
+
+def test_the_parents_log_names_the_child_a_delegation_created() -> None:
+    background = {"description": "Bg", "prompt": "work", "run_in_background": True}
+    draft = _draft(
+        *_turn(
+            1,
+            _assistant_calls(("c1", "subagent", background)),
+            _result("c1", "started subagent child-1"),
+            end={"kind": "completed"},
+        )
+    )
+    assert _facts(draft) == [
+        ("agent.tool_call", [2], "c1", None, None),
+        ("agent.delegation", [2, 3], None, None, "child-1"),
+        ("tool.output", [3], None, "c1", None),
+        ("subagent.activity", [3], None, None, "child-1"),
+    ]
+    # a catalog fact written while the call runs names its child; among several waiting calls,
+    # the one whose description is the child's label
+    one, two = {"description": "A", "prompt": "a"}, {"description": "B", "prompt": "b"}
+    draft = _draft(
+        *_turn(
+            1,
+            _assistant_calls(("c1", "subagent", one), ("c2", "subagent", two)),
+            _catalog("kid-b", "B"),
+            _catalog("kid-x", "unknown label"),
+            _result("c2", "B done"),
+            _catalog("kid-a"),  # c1 alone still waits
+            _result("c1", "A done"),
+            _catalog("kid-late"),  # no call waits: no link
+            end={"kind": "completed"},
+        )
+    )
+    links = [(i.role, i.records, i.session_ref) for i in draft.items if i.role != "tool.output"]
+    assert links == [
+        ("agent.tool_call", [2], None),
+        ("agent.delegation", [2, 6], "kid-a"),
+        ("agent.tool_call", [2], None),
+        ("agent.delegation", [2, 3], "kid-b"),
+        ("subagent.report", [5], "kid-b"),
+        ("subagent.report", [7], "kid-a"),
+    ]
+    # product subagents report a job, not a Session
+    job = _result("c1", "started background subagent job subagent-1")
+    codex = {"prompt": "x", "run_in_background": True}
+    draft = _draft(*_turn(1, _assistant_calls(("c1", "subagent_codex", codex)), job))
+    assert all(i.session_ref is None for i in draft.items)
+
+
+def test_a_max_tokens_end_keeps_the_truncation_fact() -> None:
+    draft = _draft(*_turn(1, _prompt("go"), end={"kind": "max-tokens"}))
+    (loop,) = draft.loops
+    assert loop.outcome == "completed"
+    assert [(i.role, i.records) for i in draft.items] == [
+        ("human.request", [2]),
+        ("runtime.notice", [3]),
+    ]
+    assert "max-tokens" in draft.items[1].value["text"]
 
 
 def test_usage_is_counted_once_per_call() -> None:

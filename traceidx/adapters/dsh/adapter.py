@@ -176,10 +176,7 @@ class DshAdapter(DshTools):
             self.emit("subagent.report", "structural", value, loop, session_ref=sender)
         elif producer == "coordinator":
             sender = nonempty_str(source.get("senderSessionId"))
-            if sender is not None and sender == self.parent and self.session is not None:
-                ref = self.session.native_id
-                self.emit("agent.delegation", "structural", value, loop, session_ref=ref)
-            else:
+            if sender is None or sender != self.parent:  # work from the parent: a Record
                 self.emit("subagent.activity", "structural", value, loop, session_ref=sender)
         elif producer in _SOURCES or (kind == "context/message" and producer is None):
             role, category = _SOURCES.get(producer or "", ("runtime.context", None))
@@ -203,11 +200,10 @@ class DshAdapter(DshTools):
         text, images = content_text(display)
         if not text and not images:
             return
+        if self.child:
+            return  # the parent's task on the user channel: a Record that opens the Loop
         value = {"text": text or None, "has_images": images}
-        if self.child and self.session is not None:
-            ref = self.session.native_id
-            self.emit("agent.delegation", "structural", value, turn.loop, session_ref=ref)
-        elif first and kind != "steering/message" and turn.trigger != "injection":
+        if first and kind != "steering/message" and turn.trigger != "injection":
             self.emit("human.request", "heuristic", value, turn.loop)
         else:
             self.emit("human.steering", "heuristic", value, turn.loop)
@@ -291,6 +287,7 @@ _HANDLERS: Final = {
     "goal/change": DshAdapter._goal,
     "command/run": DshAdapter._command,
     "command/done": DshAdapter._command,
+    "subagent/catalog": DshAdapter._catalog,
     **dict.fromkeys(INPUT_EVENTS, DshAdapter._input),
     **dict.fromkeys(DISPATCH_START, DshAdapter._dispatch_start),
     **dict.fromkeys(DISPATCH_END, DshAdapter._dispatch_end),

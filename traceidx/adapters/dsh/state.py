@@ -56,7 +56,12 @@ class Turn:
 @mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class Call:
-    """A drafted call; `item` / `output` are dropped once settled (a turn closed since)."""
+    """A drafted call; its items are dropped once settled (a turn closed since).
+
+    A delegating call has two items on each side: `item` (the tool call) and `delegation`,
+    `output` (the tool output) and `report` (the subagent report or activity); `child` is the
+    native id of the child Session once the parent's log names it.
+    """
 
     name: str | None
     item: DraftItem | None
@@ -65,6 +70,10 @@ class Call:
     dispatched: bool = False
     answered: bool = False
     output: DraftItem | None = field(default=None)
+    delegation: DraftItem | None = field(default=None)
+    report: DraftItem | None = field(default=None)
+    label: str | None = field(default=None)  # a delegation's ``description`` argument
+    child: str | None = field(default=None)
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
@@ -179,7 +188,7 @@ class DshState(Adapter):
         self.item_ready = self.item_base + len(self.items)
         self.loop_ready = self.loop_base + len(self.loops)
         for call in self.fresh:
-            call.item = call.output = None
+            call.item = call.output = call.delegation = call.report = None
         self.fresh = []
 
     # -- emission ----------------------------------------------------------------------------
@@ -222,6 +231,8 @@ class DshState(Adapter):
             text = error_text(reason, data)
             if text:
                 self._notice(text, loop)
+        elif kind == "max-tokens":  # a step was cut at its output cap: the truncation fact
+            self._notice("turn ended at the output token limit (max-tokens)", loop)
         if loop.model_id is None and turn.route_model is not None:
             loop.model_id = turn.route_model
             self._loop_route(loop)

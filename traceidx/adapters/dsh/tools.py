@@ -17,6 +17,8 @@ from traceidx.rules import exit_code_from_header
 _EXIT_CODE: Final = re.compile(r"\[exit code: (-?\d+)\]\Z")
 _SHELL_TOOLS: Final = frozenset({"bash"})
 _EXIT_CODE_TOOLS: Final = frozenset({"bash", "pwsh"})
+#: a background delegation's result, the whole text: it names the child Session it started
+_STARTED: Final = re.compile(r"started subagent (\S+)")
 _DELEGATION_TOOLS: Final = frozenset(
     {"subagent", "subagent_fork", "subagent_codex", "subagent_claude_code"}
 )
@@ -84,18 +86,20 @@ class DshTools(DshState):
     def _call(self, call_id: str | None, name: str | None, raw: Any) -> DraftItem:
         text, args = _arguments(raw)
         loop = self._loop()
-        if name in _DELEGATION_TOOLS:
-            value = {"text": nonempty_str(args.get("prompt")), "has_images": False}
-            item = self.emit("agent.delegation", "structural", value, loop, call_id=call_id)
-        else:
-            value = {"tool_name": name, "arguments": text}
-            shell = declared_command(name, args, _SHELL_TOOLS)
-            item = self.emit(
-                "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
-            )
+        value = {"tool_name": name, "arguments": text}
+        shell = declared_command(name, args, _SHELL_TOOLS)
+        item = self.emit(
+            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
+        )
+        index = self.item_base + len(self.items) - 1
+        delegation = None
+        if name in _DELEGATION_TOOLS:  # the same record also hands work to a child agent
+            task = {"text": nonempty_str(args.get("prompt")), "has_images": False}
+            delegation = self.emit("agent.delegation", "structural", task, loop)
         if call_id is not None:
-            index = self.item_base + len(self.items) - 1
             call = Call(name, item, args.get("run_in_background"), index)
+            call.delegation = delegation
+            call.label = nonempty_str(args.get("description"))
             self.calls[call_id] = call
             self.fresh.append(call)
         return item
@@ -105,8 +109,9 @@ class DshTools(DshState):
         call = self.calls.get(call_id) if call_id is not None else None
         if call is not None and not call.dispatched:
             call.dispatched = True
-            if call.item is not None:  # else settled: the Record stays
-                call.item.records.append(self.position)
+            for item in (call.item, call.delegation):
+                if item is not None:  # else settled: the Record stays
+                    item.records.append(self.position)
             return
         self._call(call_id, nonempty_str(data.get("name")), data.get("arguments"))
         if call_id is not None:
@@ -121,20 +126,12 @@ class DshTools(DshState):
         call_id, blocks, is_error = shape
         call = self.calls.get(call_id)
         if call is not None and call.answered:
-            if call.output is not None:  # else settled: the Record stays
-                call.output.records.append(self.position)  # a replacement of the same result
+            for item in (call.output, call.report):
+                if item is not None:  # else settled: the Record stays
+                    item.records.append(self.position)  # a replacement of the same result
             return
         text, _ = content_text(blocks)
         loop = self._loop()
-        if call is not None and call.name in _DELEGATION_TOOLS:
-            background = call.background
-            role = "subagent.activity" if background is True else "subagent.report"
-            strength = "structural" if isinstance(background, bool) else "heuristic"
-            value = {"text": text or None, "has_images": False}
-            call.output = self.emit(role, strength, value, loop)
-            call.answered = True
-            self.fresh.append(call)
-            return
         failed: bool | None = is_error
         if failed is None and isinstance(data.get("error"), dict):
             failed = True
@@ -150,11 +147,51 @@ class DshTools(DshState):
         if isinstance(truncated, bool):
             output["runtime_truncated"] = truncated
         item = self.emit("tool.output", "structural", output, loop, output_of=call_id)
-        if call is not None:
-            call.output, call.answered = item, True
-            self.fresh.append(call)
-        else:
+        if call is None:
             self.forward.append((self.item_base + len(self.items) - 1, call_id))
+            return
+        call.output, call.answered = item, True
+        self.fresh.append(call)
+        if call.name in _DELEGATION_TOOLS:  # the same record hands the child's work back
+            started = _STARTED.fullmatch(text)
+            if started is not None and call.child is None and not failed:
+                self._link_child(call, started.group(1))
+            background = call.background
+            role = "subagent.activity" if background is True else "subagent.report"
+            strength = "structural" if isinstance(background, bool) else "heuristic"
+            value = {"text": text or None, "has_images": False}
+            call.report = self.emit(role, strength, value, loop, session_ref=call.child)
+
+    def _link_child(self, call: Call, child: str) -> None:
+        """The parent's log names the child Session a delegating call created."""
+        call.child = child
+        if call.delegation is not None:  # else settled: the link stays in the Record
+            call.delegation.session_ref = child
+            call.delegation.records.append(self.position)
+
+    def _catalog(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
+        """``subagent/catalog``: the parent records a child it created, while the creating call
+        runs (before its result). It names no call: it links the one delegating call waiting
+        for its result whose ``description`` is not another label than the child's (among
+        several, the one whose description is that label); otherwise nothing."""
+        child = nonempty_str(data.get("childId"))
+        if child is None:
+            return
+        label = nonempty_str(data.get("label"))
+        unsettled = {id(call): call for call in self.fresh}.values()
+        waiting = [
+            call
+            for call in unsettled
+            if call.name in _DELEGATION_TOOLS
+            and not call.answered
+            and call.child is None
+            and call.delegation is not None
+            and (label is None or call.label is None or call.label == label)
+        ]
+        if len(waiting) > 1 and label is not None:
+            waiting = [call for call in waiting if call.label == label]
+        if len(waiting) == 1:
+            self._link_child(waiting[0], child)
 
     def _dispatch_start(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
         self._call(
