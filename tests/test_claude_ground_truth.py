@@ -38,7 +38,7 @@ TRUTH: dict[str, Any] = json.loads(MANIFEST.read_text("utf-8"))
 SESSIONS: list[dict[str, Any]] = TRUTH["sessions"]
 BY_NATIVE: dict[str, dict[str, Any]] = {s["session_id"]: s for s in SESSIONS}
 
-#: tool names whose calls are delegations (agent.delegation items), not tool_calls rows
+#: tool names whose calls also delegate: an agent.delegation beside the call's tool_calls row
 DELEGATING_TOOLS = frozenset({"Agent", "Task"})
 USAGE_MEMBERS = ("input", "cached", "cache_write", "output", "reasoning")
 FAILING_OUTCOMES = frozenset({"interrupted", "failed"})
@@ -133,7 +133,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
         session_items: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for row in dict_rows(
             con,
-            "SELECT i.item_id, i.session_id, i.loop_id, i.loop_position, i.semantic "
+            "SELECT i.item_id, i.session_id, i.loop_id, i.loop_position, i.record_ids, i.semantic "
             "FROM items AS i LEFT JOIN loops AS l USING (loop_id) "
             "ORDER BY i.session_id, l.session_position NULLS LAST, i.loop_position, i.item_id",
         ):
@@ -145,7 +145,8 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
         tool_calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for row in dict_rows(
             con,
-            "SELECT t.*, i.loop_position FROM tool_calls AS t JOIN items AS i USING (item_id) "
+            "SELECT t.*, i.loop_position, i.record_ids "
+            "FROM tool_calls AS t JOIN items AS i USING (item_id) "
             "ORDER BY t.loop_id, i.loop_position, t.item_id",
         ):
             tool_calls[row["loop_id"]].append(row)
@@ -202,8 +203,10 @@ def test_loops_match_turns(published: Published, truth: dict[str, Any]) -> None:
             assert len(requests) == 1, f"{where}: {len(requests)} human.request items"
             assert requests[0]["text"] == turn["prompt"], f"{where}: prompt text differs"
         elif turn["trigger"] == "agent-task":
-            assert items[0]["role"] == "agent.delegation", f"{where}: loop opens with {roles[0]}"
-            assert items[0]["text"] == turn["prompt"], f"{where}: task prompt text differs"
+            # the task the parent gave opens the loop and stays a Record: the delegation is
+            # the parent's item, not a second copy in the child
+            delegated = [i for i in items if i["role"] == "agent.delegation"]
+            assert all(i["text"] != turn["prompt"] for i in delegated), f"{where}: task copied"
             assert not requests, f"{where}: a subagent's task is not a human request"
         else:  # task-notification: started by the runtime, not by a human
             assert not requests, f"{where}: a notification is not a human request"
@@ -296,7 +299,7 @@ def test_tool_calls(published: Published, truth: dict[str, Any]) -> None:
     name = _session_id(truth)
     for index, turn, loop in published.turn_loops(truth):
         where = f"{name} turn {index}"
-        expected = [c for c in turn["tool_calls"] if c["name"] not in DELEGATING_TOOLS]
+        expected = turn["tool_calls"]  # delegation calls included
         actual = published.tool_calls.get(loop["loop_id"], [])
         assert [c["tool_name"] for c in actual] == [c["name"] for c in expected], where
         for n, (want, got) in enumerate(zip(expected, actual, strict=True), 1):
@@ -322,7 +325,7 @@ def test_tool_call_failures(published: Published, truth: dict[str, Any]) -> None
     """`failed` is the runtime's is_error for every call that has a result."""
     name = _session_id(truth)
     for index, turn, loop in published.turn_loops(truth):
-        expected = [c for c in turn["tool_calls"] if c["name"] not in DELEGATING_TOOLS]
+        expected = turn["tool_calls"]
         actual = published.tool_calls.get(loop["loop_id"], [])
         assert len(actual) == len(expected), f"{name} turn {index}: tool calls"
         wrong = [
@@ -336,22 +339,20 @@ def test_tool_call_failures(published: Published, truth: dict[str, Any]) -> None
 
 @pytest.mark.parametrize("truth", session_params())
 def test_delegations(published: Published, truth: dict[str, Any]) -> None:
-    """Agent/Task calls are agent.delegation items linked to the child session when present."""
+    """Agent/Task calls are also agent.delegation items (from the call's record), linked to the
+    child session when present; a subagent's own loops hold no copy of its task."""
     name = _session_id(truth)
     for index, turn, loop in published.turn_loops(truth):
         where = f"{name} turn {index}"
         expected = [c for c in turn["tool_calls"] if c["name"] in DELEGATING_TOOLS]
         items = published.items.get(loop["loop_id"], [])
-        # a subagent's own loop opens with the delegation it runs; that one is not a call
-        delegations = [
-            i
-            for i in items
-            if i["role"] == "agent.delegation"
-            and not (turn["trigger"] == "agent-task" and i["loop_position"] == 0)
-        ]
+        delegations = [i for i in items if i["role"] == "agent.delegation"]
         assert len(delegations) == len(expected), f"{where}: delegation items"
+        calls = {c["item_id"]: c for c in published.tool_calls.get(loop["loop_id"], [])}
         for want, got in zip(expected, delegations, strict=True):
             assert got["text"] == want["input"].get("prompt"), f"{where}: delegation prompt"
+            call = [c for c in calls.values() if c["record_ids"] == got["record_ids"]]
+            assert [c["tool_name"] for c in call] == [want["name"]], f"{where}: its call"
             child = published.sessions.get(want.get("agent_id") or "")
             if child is not None:
                 child_id = got["semantic"]["delegation"]["child_session_id"]

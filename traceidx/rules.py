@@ -4,7 +4,8 @@
   runtime's own structure says a person typed it (interactive prompt markers); inputs a program
   may have written (SDK / print-mode prompts) are ``human.*`` with ``heuristic`` strength;
   anything the runtime injected is ``runtime.*``; if authorship is unsettled the Record stays
-  and no Item is made. A subagent's task prompt in the child transcript is ``agent.delegation``.
+  and no Item is made. A delegation is the parent's item (its delegating call); the task a
+  subagent receives opens its Loop and stays a Record.
 * What opens a Loop: an outer agent execution: a prompt the agent works on, a runtime
   notification that starts agent work, a subagent's run. Commands the runtime handles itself
   (slash commands, a user's own ``!cmd``) open no Loop; their facts are runtime Items.

@@ -23,6 +23,7 @@ from traceidx.adapters.claude_code.wire import (
     RECORD,
     is_transcript,
     native_type,
+    record_type,
     text_blocks,
 )
 from traceidx.adapters.values import reasoning_value
@@ -54,10 +55,16 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
             return RecordFacts(None, None)
         self.time = rfc3339_ms(obj.get("timestamp"))
         self._session_facts(obj)
-        kind = type_tag(obj.get("type"))
+        kind = record_type(obj)
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is not None:
-            handler(self, obj)
+            if obj.get("isSidechain") is True and not self.subagent and self.session is not None:
+                lane = self._sidechain_lane(obj)  # a subagent's run inside the main file
+                self._swap(lane)
+                handler(self, obj)
+                self._swap(lane)
+            else:
+                handler(self, obj)
         elif not isinstance(kind, str) or kind not in KNOWN_TYPES:
             self.count_unknown(str(kind))
         return RecordFacts(self.time, native_type(obj))
@@ -101,8 +108,8 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
                 self._bound_loop()
                 self.pending_start = self.position
             self.emit(role, "heuristic", value, self._current())
-        elif obj.get("isSidechain") is True or self.subagent:
-            self._subagent_input(value)
+        elif self.subagent or self.in_sidechain:
+            self._subagent_input()
         elif in_result:
             self.emit("runtime.context", "heuristic", value, self._current())
         else:
@@ -120,14 +127,11 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
         loop = self._start_loop(self.position)
         self.emit("human.request", strength, value, loop)
 
-    def _subagent_input(self, value: dict[str, Any]) -> None:
-        session = self.session
-        ref = session.native_id if session is not None and self.subagent else None
-        if self.subagent:
-            loop = self.loop if self.open else self._start_loop(self.position)
-            self.emit("agent.delegation", "structural", value, loop, session_ref=ref)
-        else:  # inline sidechain (Claude Code 1.0.x): a subagent's input inside the main file
-            self.emit("subagent.activity", "structural", value, self._current())
+    def _subagent_input(self) -> None:
+        """A subagent's task, as its parent gave it: it opens the subagent's run (a Loop) and
+        stays a Record; the delegation is the parent's item (its Agent/Task call)."""
+        if not self.open:
+            self._start_loop(self.position)
 
     def _meta(self, obj: dict[str, Any], text: str, images: bool) -> None:
         call = self.calls.get(str(obj.get("sourceToolUseID")))
@@ -158,10 +162,9 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
             return
         loop = self._working_loop()
         response = self._response(obj, message, loop)
-        sidechain = obj.get("isSidechain") is True and not self.subagent
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
         for block in blocks:
-            self._assistant_block(block, loop, response, sidechain, cwd)
+            self._assistant_block(block, loop, response, cwd)
 
     def _synthetic(self, blocks: list[dict[str, Any]], api_error: bool) -> None:
         loop = self._current() or self.loop
@@ -176,7 +179,6 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
         block: dict[str, Any],
         loop: DraftLoop,
         response: Response,
-        sidechain: bool,
         cwd: str | None,
     ) -> None:
         kind = type_tag(block.get("type"))
@@ -185,9 +187,6 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
             if not text:
                 return
             value = {"text": text, "has_images": False}
-            if sidechain:
-                self.emit("subagent.activity", "structural", value, loop)
-                return
             item = self.emit("agent.commentary", "structural", value, loop)
             if response.turn.last is response and not response.turn.settled:
                 if response.text is not None:

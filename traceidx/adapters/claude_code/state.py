@@ -41,6 +41,20 @@ class Response:
         self.text: DraftItem | None = None  # its latest text while it is its Loop's latest
 
 
+@mypyc_attr(serializable=True)  # pickled in checkpoints
+class Lane:
+    """The Loop state of one inline sidechain (Claude Code 1.0.x): a subagent's run written
+    inside the main transcript, whose Loops are its own, apart from the parent agent's."""
+
+    __slots__ = ("loop", "open", "pending_start", "turn")
+
+    def __init__(self) -> None:
+        self.loop: DraftLoop | None = None
+        self.turn: Turn | None = None
+        self.open = False
+        self.pending_start: int | None = None
+
+
 def _closable(key: tuple[str, str]) -> bool:
     """Whether lines of this response stop once a later Loop starts (it has a message id)."""
     return key[0] != "None" and key[0] != ""
@@ -74,6 +88,8 @@ class ClaudeCodeState(Adapter):
         self.held: list[DraftItem] = []
         self.waiting: list[DraftItem] = []
         self.agent_tasks: dict[str, str] = {}  # task/agent id -> kind ("agent" | call id)
+        self.chains: dict[str, Lane] = {}  # uuid of an inline sidechain record -> its lane
+        self.in_sidechain = False  # whether the record being fed is an inline sidechain's
         self.unknown: dict[str, int] = {}
         self.position = 0
         self.time: int | None = None
@@ -128,8 +144,10 @@ class ClaudeCodeState(Adapter):
                 last.text = None
         turn.responses, turn.last, turn.settled = [], None, True
 
-    def _close_turn(self, turn: Turn) -> None:
-        """A later Loop started: close the responses of `turn` and settle it if it can be."""
+    def _close_turn(self, turn: Turn, release: bool = True) -> None:
+        """A later Loop started: close the responses of `turn` and settle it if it can be.
+
+        `release`: the main Loop ended, so what waits for the next Loop is released too."""
         open_response = False
         for response in turn.responses:
             if _closable(response.key):
@@ -138,6 +156,8 @@ class ClaudeCodeState(Adapter):
                 open_response = True
         if not open_response:
             self._settle(turn)
+        if not release:
+            return
         waiting = self.waiting
         self.held = [item for item in self.held if not _among(item, waiting)]
         self.waiting = []
@@ -173,12 +193,50 @@ class ClaudeCodeState(Adapter):
         if previous is not None and previous.end is None:
             previous.end = position  # the next Loop's start bounds it; no outcome
         if self.turn is not None:
-            self._close_turn(self.turn)
+            self._close_turn(self.turn, release=not self.in_sidechain)
+        if not self.in_sidechain and self.chains:
+            self._bound_sidechains(position)
         loop = DraftLoop(start=position)
         self.turn = Turn(loop)
         self.turns.append(self.turn)
         self.loop, self.open, self.pending_start = loop, True, None
         return loop
+
+    # -- inline sidechains (Claude Code 1.0.x) ----------------------------------------------
+
+    def _sidechain_lane(self, obj: dict[str, Any]) -> Lane:
+        """The lane of an inline sidechain record: its parent record's (the runtime's own
+        ``parentUuid`` chain), else a new one (a sidechain's root, its task prompt)."""
+        parent = obj.get("parentUuid")
+        lane = self.chains.get(parent) if isinstance(parent, str) else None
+        if lane is None:
+            lane = Lane()
+        uuid = obj.get("uuid")
+        if isinstance(uuid, str):
+            self.chains[uuid] = lane
+        return lane
+
+    def _swap(self, lane: Lane) -> None:
+        """Exchange the current Loop state with `lane`'s (entering or leaving a sidechain)."""
+        loop, turn, running, pending = self.loop, self.turn, self.open, self.pending_start
+        self.loop, self.turn, self.open, self.pending_start = (
+            lane.loop,
+            lane.turn,
+            lane.open,
+            lane.pending_start,
+        )
+        lane.loop, lane.turn, lane.open, lane.pending_start = loop, turn, running, pending
+        self.in_sidechain = not self.in_sidechain
+
+    def _bound_sidechains(self, position: int) -> None:
+        """The parent agent's next Loop starts: every sidechain run of the last one is over."""
+        lanes = {id(lane): lane for lane in self.chains.values()}
+        for lane in lanes.values():
+            if lane.loop is not None and lane.loop.end is None:
+                lane.loop.end = position
+            if lane.turn is not None:
+                self._close_turn(lane.turn, release=False)
+        self.chains.clear()
 
     def _end_loop(self, outcome: str | None) -> None:
         loop = self.loop

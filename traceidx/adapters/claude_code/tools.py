@@ -44,15 +44,17 @@ class ClaudeCodeTools(ClaudeCodeState):
         text, images = result_text(block)
         extra = obj.get("toolUseResult")
         facts = extra if isinstance(extra, dict) else {}
-        if call in _DELEGATION_TOOLS:
-            self._delegation_result(block, facts, text, images, loop)
-            return
-        value: dict[str, Any] = {"text": text}
         # The Messages API defines an omitted ``is_error`` as false: that is a reported fact.
         is_error = block.get("is_error", False)
+        # a delegation's result is also the subagent's report (its text goes there), unless
+        # the call failed without naming a subagent: then it is the runtime's error
+        delegated = call in _DELEGATION_TOOLS and not (
+            is_error is True and not isinstance(facts.get("agentId"), str)
+        )
+        value: dict[str, Any] = {"text": None if delegated else text}
         if isinstance(is_error, bool):
             value["failed"] = is_error
-            if is_error and text:
+            if is_error and text and not delegated:
                 value["exit_code"] = exit_code_from_header(text, _EXIT_CODE)
         duration = facts.get("durationMs", facts.get("totalDurationMs"))
         if isinstance(duration, int | float) and not isinstance(duration, bool) and duration >= 0:
@@ -60,12 +62,18 @@ class ClaudeCodeTools(ClaudeCodeState):
         if isinstance(facts.get("truncated"), bool):
             value["runtime_truncated"] = facts["truncated"]
         task = facts.get("backgroundTaskId") or facts.get("taskId")
-        if isinstance(task, str) and isinstance(call_id, str):
+        if isinstance(task, str) and isinstance(call_id, str) and call not in _DELEGATION_TOOLS:
             self.agent_tasks[task] = call_id
         ref = call_id if isinstance(call_id, str) else None
         output = self.emit("tool.output", "structural", value, loop, output_of=ref)
         if ref is not None and call is None:  # its call may still come: keep them in order
             self._hold(output, until_next_loop=True)
+        if delegated:
+            self._delegation_result(block, facts, text, images, loop)
+        elif call in _DELEGATION_TOOLS:  # no subagent ran: its delegation names none
+            pending = self.delegations.pop(str(call_id), None)
+            if pending is not None:
+                self._release(pending)
 
     def _delegation_result(
         self,
@@ -94,22 +102,22 @@ class ClaudeCodeTools(ClaudeCodeState):
     def _tool_use(self, block: dict[str, Any], loop: DraftLoop, cwd: str | None) -> None:
         name, call_id = str_or_none(block.get("name")), str_or_none(block.get("id"))
         args = block.get("input")
-        if name in _DELEGATION_TOOLS and isinstance(args, dict):
-            value = {"text": str_or_none(args.get("prompt")), "has_images": False}
-            item = self.emit("agent.delegation", "structural", value, loop, call_id=call_id)
-        else:
-            value = {"tool_name": name, "working_directory": cwd}
-            if args is not None:
-                value["arguments"] = msgspec.json.encode(args).decode()
-            shell = declared_command(name, args, _SHELL_TOOLS)
-            item = self.emit(
-                "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
-            )
+        value: dict[str, Any] = {"tool_name": name, "working_directory": cwd}
+        if args is not None:
+            value["arguments"] = msgspec.json.encode(args).decode()
+        shell = declared_command(name, args, _SHELL_TOOLS)
+        self.emit(
+            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
+        )
+        delegation = None
+        if name in _DELEGATION_TOOLS and isinstance(args, dict):  # the call also delegates
+            task = {"text": str_or_none(args.get("prompt")), "has_images": False}
+            delegation = self.emit("agent.delegation", "structural", task, loop)
         if call_id is not None and name is not None:
             self.calls[call_id] = name
             replaced = self.delegations.pop(call_id, None)
             if replaced is not None:
                 self._release(replaced)
-            if name in _DELEGATION_TOOLS:  # its result names the subagent
-                self.delegations[call_id] = item
-                self._hold(item, until_next_loop=True)
+            if delegation is not None:  # its result names the subagent
+                self.delegations[call_id] = delegation
+                self._hold(delegation, until_next_loop=True)

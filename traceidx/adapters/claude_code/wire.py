@@ -6,15 +6,15 @@ from typing import Any, Final
 
 from traceidx.adapters.base import members
 from traceidx.adapters.values import refined
-from traceidx.rules import message_text
+from traceidx.rules import message_text, type_tag
 
 #: the members of a record the adapter reads (`obj` in this module; `tests/test_decoding.py`
 #: checks that every key looked up on it is here), and of its ``toolUseResult`` (`facts`) only
 #: the facts taken from it, not the file contents, output and patches the runtime repeats there
 _READS: Final = (  # in the order the runtime writes them (each lookup starts after the last match)
-    "operation", "isSidechain", "cwd", "sessionId", "agentId", "content", "type", "message",
-    "requestId", "subtype", "isCompactSummary", "compactMetadata", "isMeta", "error",
-    "isApiErrorMessage", "interruptedMessageId", "attachment", "toolUseResult", "taskId",
+    "parentUuid", "operation", "isSidechain", "cwd", "sessionId", "agentId", "content", "type",
+    "message", "requestId", "uuid", "subtype", "isCompactSummary", "compactMetadata", "isMeta",
+    "error", "isApiErrorMessage", "interruptedMessageId", "attachment", "toolUseResult", "taskId",
     "timestamp", "sourceToolUseID", "promptSource", "origin", "effort",
 )  # fmt: skip
 _TOOL_USE_RESULT: Final = (
@@ -70,20 +70,49 @@ def result_text(block: dict[str, Any]) -> tuple[str | None, bool]:
     return text, images
 
 
+def _message_role(obj: dict[str, Any]) -> str | None:
+    message = obj.get("message")
+    role = message.get("role") if isinstance(message, dict) else None
+    return role if role in ("user", "assistant") else None
+
+
+def _early_line(line: dict[str, Any]) -> bool:
+    """A leading line (fully decoded) of the early transcript format: no ``type``, a message
+    with its role, and the response's ``costUSD``."""
+    cost = line.get("costUSD")
+    return (
+        line.get("type") is None
+        and isinstance(line.get("sessionId"), str)
+        and _message_role(line) is not None
+        and isinstance(cost, int | float)
+        and not isinstance(cost, bool)
+    )
+
+
 def is_transcript(head: list[Any]) -> bool:
     """Whether decoded leading records are a transcript (see ``docs/runtimes/claude_code.md``)."""
     dicts = [o for o in head if isinstance(o, dict)]
     if dicts and dicts[0].get("type") == "summary" and "leafUuid" in dicts[0]:
         return True
     return any(
-        isinstance(o.get("sessionId"), str) and isinstance(o.get("type"), str) for o in dicts
+        (isinstance(o.get("sessionId"), str) and isinstance(o.get("type"), str)) or _early_line(o)
+        for o in dicts
     )
+
+
+def record_type(obj: dict[str, Any]) -> str | None:
+    """A line's type tag (`type_tag`); a line without one (the early format) is typed by its
+    message's role."""
+    kind = obj.get("type")
+    if kind is None:
+        return _message_role(obj)
+    return type_tag(kind)
 
 
 def native_type(obj: dict[str, Any]) -> str | None:
     """A line's native type: its ``type``, refined by its subtype, attachment or first block."""
-    kind = obj.get("type")
-    if not isinstance(kind, str):
+    kind = record_type(obj)
+    if not isinstance(kind, str) or kind.startswith("<"):
         return None
     refinement: object = None
     if kind == "system":
