@@ -22,8 +22,10 @@ class UsageError(TraceidxError):
     exit_code = 2
 
 
-class ReportError(UsageError):
+class ReportError(TraceidxError):
     """A report or a report parameter that does not exist or is malformed."""
+
+    exit_code = 2
 
 
 class DatasetError(TraceidxError):
