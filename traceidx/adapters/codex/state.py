@@ -57,7 +57,6 @@ class CodexState(Adapter):
         self.session: DraftSession | None = None
         self.legacy = False
         self.subagent = False
-        self.agent_role: str | None = None  # a subagent child's role, as its parent spawned it
         self.history_start: int | None = None
         self.loops: list[TurnState] = []
         self.by_turn: dict[str, TurnState] = {}
@@ -219,8 +218,6 @@ class CodexState(Adapter):
         if parent is None and isinstance(spawned, dict):
             spawn = spawned.get("thread_spawn")
             parent = str_or_none(spawn.get("parent_thread_id")) if isinstance(spawn, dict) else None
-            if isinstance(spawn, dict):
-                self.agent_role = str_or_none(spawn.get("agent_role"))
         parent = parent or str_or_none(payload.get("parent_session_id"))
         if self.subagent and parent:
             session.delegated_from = (parent, self.position)
@@ -412,10 +409,12 @@ class CodexState(Adapter):
     def _make_human(self, item: DraftItem, state: TurnState, strength: str) -> None:
         session = self.session
         if self.subagent and session is not None:
-            item.role, item.strength = "agent.delegation", "structural"
-            item.session_ref = session.native_id
-            if self.agent_role is not None:
-                item.value["agent_type"] = self.agent_role
+            # the parent's task as this child received it: the parent's call is the one
+            # delegation, so this stays a Record (that opens the child's Loop), not an Item
+            for at, other in enumerate(self.items):
+                if other is item:
+                    del self.items[at]
+                    break
         else:
             first = state.humans == 0 and not state.agent_output
             item.role = "human.request" if first else "human.steering"
