@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from functools import partial
@@ -393,3 +394,17 @@ def test_a_part_whose_sources_all_changed_is_not_read_back(
     fresh = tmp_path / "fresh"
     build([traces], fresh, jobs=1)
     assert _facts(dataset) == _facts(fresh)
+
+
+def test_a_dataset_of_another_schema_is_re_projected(tmp_path: Path) -> None:
+    # parts written under another schema (an older traceidx) cannot be read beside new ones
+    traces = _copy(tmp_path, "generated", "claude", "s1-vega")
+    dataset = tmp_path / "ds"
+    first = build([traces], dataset, jobs=1)
+    path = dataset / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["settings"]["schema"] = "written by an older traceidx"
+    path.write_text(json.dumps(manifest))
+    again = build([traces], dataset, jobs=1)
+    assert again.changed and again.actions["new"] == first.actions["new"] > 0
+    assert build([traces], dataset, jobs=1).actions["unchanged"] == first.actions["new"]

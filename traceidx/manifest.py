@@ -46,6 +46,9 @@ class FactSettings(msgspec.Struct, frozen=True):
     fingerprint: str
     ids: str
     token_estimator: str
+    #: a digest of the published tables' Arrow schemas: parts of another schema cannot be
+    #: read beside new ones, so a build of another schema re-projects every source
+    schema: str = ""
 
 
 class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+import xxhash
 
 from traceidx.dataset import Partition
 from traceidx.discover import Ignored, default_roots, discover
@@ -23,6 +24,8 @@ from traceidx.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
 from traceidx.ids import ID_SCHEME
 from traceidx.ingest import Settings
 from traceidx.manifest import FactSettings, Manifest, SourceEntry
+from traceidx.model import TABLES
+from traceidx.schema import table_schema
 from traceidx.sync import Decision, decide, prefix_digest
 from traceidx.worker import SourceOutcome
 
@@ -37,7 +40,14 @@ def fact_settings(settings: Settings) -> FactSettings:
         fingerprint=FINGERPRINT_ALGORITHM,
         ids=ID_SCHEME,
         token_estimator="ascii4_unicode1_v1",
+        schema=schema_digest(),
     )
+
+
+def schema_digest() -> str:
+    """A digest of every published table's Arrow schema (names, types, nesting)."""
+    text = "\n".join(f"{table}: {table_schema(table)}" for table in TABLES)
+    return xxhash.xxh3_64_hexdigest(text.encode())
 
 
 def default_paths(settings: Settings) -> list[Path]:
