@@ -10,6 +10,8 @@ corpus-wide tests read it, and they skip without it.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,24 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(
             f"TRACEIDX_BUILD={wanted}, but the traceidx imported ({traceidx.__file__}) is {have}"
         )
+
+
+def traceidx_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300, umask: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The `traceidx` command as a user runs it (a child process), with extra environment
+    variables and a umask if given."""
+
+    def preexec() -> None:
+        if umask is not None:
+            os.umask(umask)
+
+    return subprocess.run(
+        [sys.executable, "-m", "traceidx.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+        preexec_fn=preexec,
+        check=False,
+    )

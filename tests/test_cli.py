@@ -4,25 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import fixture_path
+from tests.conftest import fixture_path, traceidx_cli
 
 SESSION = "e0852cb2-1931-41ee-b192-5123a4ca7168"
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "traceidx.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=300,
-    )
 
 
 def _transcripts() -> int:
@@ -35,7 +23,7 @@ def _transcripts() -> int:
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dataset = tmp_path_factory.mktemp("cli") / "ds"
     traces = fixture_path("generated", "claude")
-    done = run("build", "--dataset", str(dataset), str(traces))
+    done = traceidx_cli("build", "--dataset", str(dataset), str(traces))
     assert done.returncode == 0, done.stderr
     assert f"{_transcripts()} indexed" in done.stdout and "skipped" in done.stdout
     assert "no adapter recognises" in done.stdout  # the generator's own files are skipped
@@ -44,7 +32,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sql_json_is_one_array_of_objects(built: Path) -> None:
-    done = run(
+    done = traceidx_cli(
         "sql",
         "--dataset",
         str(built),
@@ -61,26 +49,28 @@ def test_sql_json_is_one_array_of_objects(built: Path) -> None:
 
 
 def test_sql_csv_and_table(built: Path) -> None:
-    done = run("sql", "--dataset", str(built), "--format", "csv", "SELECT 1 AS a, 'x' AS b")
+    done = traceidx_cli(
+        "sql", "--dataset", str(built), "--format", "csv", "SELECT 1 AS a, 'x' AS b"
+    )
     assert done.stdout.splitlines() == ["a,b", "1,x"]
-    table = run("sql", "--dataset", str(built), "SELECT count(*) AS n FROM sessions")
+    table = traceidx_cli("sql", "--dataset", str(built), "SELECT count(*) AS n FROM sessions")
     assert str(_transcripts()) in table.stdout.split() and "(1 row)" in table.stdout
 
 
 def test_a_bad_query_says_what_and_next_step(built: Path) -> None:
-    done = run("sql", "--dataset", str(built), "SELECT nope FROM loops")
+    done = traceidx_cli("sql", "--dataset", str(built), "SELECT nope FROM loops")
     assert done.returncode == 1 and done.stdout == ""
     assert "query failed" in done.stderr and "traceidx schema" in done.stderr
 
 
 def test_status_counts_sources_by_state(built: Path) -> None:
-    done = run("status", "--dataset", str(built), "--format", "json")
+    done = traceidx_cli("status", "--dataset", str(built), "--format", "json")
     states = {(r["runtime"], r["state"]): r["sources"] for r in json.loads(done.stdout)}
     assert states[("claude_code", "indexed")] == _transcripts() and states[("-", "skipped")] > 0
 
 
 def test_inspect_verifies_the_raw_bytes(built: Path, tmp_path: Path) -> None:
-    rid = run(
+    rid = traceidx_cli(
         "sql",
         "--dataset",
         str(built),
@@ -89,11 +79,11 @@ def test_inspect_verifies_the_raw_bytes(built: Path, tmp_path: Path) -> None:
         "SELECT record_id FROM records ORDER BY record_id LIMIT 1",
     )
     record_id = json.loads(rid.stdout)[0]["record_id"]
-    done = run("inspect", "--dataset", str(built), "--format", "json", str(record_id))
+    done = traceidx_cli("inspect", "--dataset", str(built), "--format", "json", str(record_id))
     info = json.loads(done.stdout)
     assert done.returncode == 0 and info["verification"] == "verified"
     assert json.loads(info["content"])  # the exact line, valid JSON
-    missing = run("inspect", "--dataset", str(built), "12345")
+    missing = traceidx_cli("inspect", "--dataset", str(built), "12345")
     assert missing.returncode == 1 and "not in" in missing.stderr
 
 
@@ -102,8 +92,10 @@ def _one_record(tmp_path: Path) -> tuple[Path, Path, int]:
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"type":"user","sessionId":"s1","message":{"content":"hi"}}\n')
     dataset = tmp_path / "ds"
-    assert run("build", "--dataset", str(dataset), str(trace)).returncode == 0
-    rid = run("sql", "--dataset", str(dataset), "--format", "json", "SELECT record_id FROM records")
+    assert traceidx_cli("build", "--dataset", str(dataset), str(trace)).returncode == 0
+    rid = traceidx_cli(
+        "sql", "--dataset", str(dataset), "--format", "json", "SELECT record_id FROM records"
+    )
     record_id = json.loads(rid.stdout)[0]["record_id"]
     return trace, dataset, int(record_id)
 
@@ -111,12 +103,12 @@ def _one_record(tmp_path: Path) -> tuple[Path, Path, int]:
 def test_inspect_notices_a_changed_source(tmp_path: Path) -> None:
     trace, dataset, record_id = _one_record(tmp_path)
     trace.write_text('{"type":"user","sessionId":"s1","message":{"content":"HI"}}\n')
-    done = run("inspect", "--dataset", str(dataset), str(record_id))
+    done = traceidx_cli("inspect", "--dataset", str(dataset), str(record_id))
     assert done.returncode == 1 and "changed" in done.stdout
 
 
 def test_schema_lists_tables_with_descriptions() -> None:
-    done = run("schema", "--format", "json")
+    done = traceidx_cli("schema", "--format", "json")
     rows = [r for r in json.loads(done.stdout) if r["kind"] == "table"]
     tables = {r["table"] for r in rows}
     assert tables == {"sources", "records", "sessions", "loops", "items"}
@@ -131,7 +123,7 @@ def test_schema_lists_every_shipped_view_as_a_dataset_has_it(built: Path) -> Non
 
     folder = resources.files("traceidx.sql").joinpath("views")
     shipped = {p.name.removesuffix(".sql") for p in folder.iterdir() if p.name.endswith(".sql")}
-    done = run("schema", "--format", "json")
+    done = traceidx_cli("schema", "--format", "json")
     assert done.returncode == 0, done.stderr
     listed: dict[str, list[tuple[str, str]]] = {}
     for r in json.loads(done.stdout):
@@ -143,20 +135,20 @@ def test_schema_lists_every_shipped_view_as_a_dataset_has_it(built: Path) -> Non
     for view, columns in listed.items():
         described = [(str(c), str(t)) for c, t, *_ in con.execute(f"DESCRIBE {view}").fetchall()]
         assert columns == described, view
-    text = run("schema").stdout
+    text = traceidx_cli("schema").stdout
     assert "views:" in text and "\nshell_invocations  — " in text and "  program " in text
 
 
 def test_dataset_defaults_follow_the_environment(tmp_path: Path) -> None:
-    done = run("status", env={"TRACEIDX_DATASET": str(tmp_path / "nowhere")})
+    done = traceidx_cli("status", env={"TRACEIDX_DATASET": str(tmp_path / "nowhere")})
     assert done.returncode == 2 and "traceidx build" in done.stderr
-    xdg = run("status", env={"XDG_DATA_HOME": str(tmp_path), "TRACEIDX_DATASET": ""})
+    xdg = traceidx_cli("status", env={"XDG_DATA_HOME": str(tmp_path), "TRACEIDX_DATASET": ""})
     assert str(tmp_path / "traceidx") in xdg.stderr
 
 
 def test_usage_errors_exit_2() -> None:
-    assert run("build", "--runtime", "nonsense").returncode == 2
-    assert run("frobnicate").returncode == 2
+    assert traceidx_cli("build", "--runtime", "nonsense").returncode == 2
+    assert traceidx_cli("frobnicate").returncode == 2
 
 
 def test_bad_input_is_reported_and_loses_nothing(tmp_path: Path) -> None:
@@ -171,14 +163,14 @@ def test_bad_input_is_reported_and_loses_nothing(tmp_path: Path) -> None:
     unreadable.write_text('{"type":"user","sessionId":"s2","message":{"content":"x"}}\n')
     unreadable.chmod(0)
     dataset = tmp_path / "ds"
-    done = run("build", "--dataset", str(dataset), "--format", "json", str(tmp_path))
+    done = traceidx_cli("build", "--dataset", str(dataset), "--format", "json", str(tmp_path))
     summary = json.loads(done.stdout)
     if os.geteuid() == 0:  # root reads anything: no failure to observe
         assert done.returncode == 0
     else:
         assert done.returncode == 1 and summary["failed"] == 1
     assert summary["indexed"] >= 1 and summary["skipped"] >= 2
-    rows = run(
+    rows = traceidx_cli(
         "sql",
         "--dataset",
         str(dataset),
@@ -194,7 +186,7 @@ def test_bad_input_is_reported_and_loses_nothing(tmp_path: Path) -> None:
 
 
 def test_demo_builds_every_runtime_and_reports(tmp_path: Path) -> None:
-    done = run(
+    done = traceidx_cli(
         "demo",
         "--corpus",
         str(tmp_path / "traces"),
@@ -212,15 +204,17 @@ def test_demo_builds_every_runtime_and_reports(tmp_path: Path) -> None:
 def test_a_vanished_source_is_reported_missing_not_failed(tmp_path: Path) -> None:
     trace, dataset, record_id = _one_record(tmp_path)
     trace.unlink()
-    rebuilt = run("build", "--dataset", str(dataset), "--format", "json", str(tmp_path))
+    rebuilt = traceidx_cli("build", "--dataset", str(dataset), "--format", "json", str(tmp_path))
     assert rebuilt.returncode == 0 and json.loads(rebuilt.stdout)["missing"] == 1
-    status = run("status", "--dataset", str(dataset), "--format", "json")
+    status = traceidx_cli("status", "--dataset", str(dataset), "--format", "json")
     assert {"runtime": "claude_code", "state": "missing", "sources": 1} in json.loads(status.stdout)
-    done = run("inspect", "--dataset", str(dataset), str(record_id))
+    done = traceidx_cli("inspect", "--dataset", str(dataset), str(record_id))
     assert done.returncode == 0 and "source missing" in done.stdout
-    pruned = run("prune", "--dataset", str(dataset))
+    pruned = traceidx_cli("prune", "--dataset", str(dataset))
     assert pruned.returncode == 0 and str(trace) in pruned.stdout
-    gone = run("sql", "--dataset", str(dataset), "--format", "csv", "SELECT count(*) FROM records")
+    gone = traceidx_cli(
+        "sql", "--dataset", str(dataset), "--format", "csv", "SELECT count(*) FROM records"
+    )
     assert gone.stdout.splitlines()[1] == "0"
 
 
@@ -230,9 +224,9 @@ def test_a_first_build_without_traces_says_where_it_looked(tmp_path: Path) -> No
     env = {"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "data")}
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "DSH_HOME"):
         env[name] = ""
-    done = run("build", env=env)
+    done = traceidx_cli("build", env=env)
     assert done.returncode == 0, done.stderr
     assert "no trace folders at the default roots" in done.stderr
     assert str(home / ".claude" / "projects") in done.stderr
-    usage = run("report", "usage", "--format", "json", env=env)  # an empty dataset answers
+    usage = traceidx_cli("report", "usage", "--format", "json", env=env)  # an empty dataset answers
     assert usage.returncode == 0 and json.loads(usage.stdout) == []

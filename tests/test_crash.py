@@ -11,27 +11,15 @@ import fcntl
 import os
 import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import fixture_path
+from tests.conftest import fixture_path, traceidx_cli
 from traceidx.build import build
 from traceidx.dataset import read_manifest
 from traceidx.query import connect
-
-
-def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "traceidx.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=300,
-    )
 
 
 def _rows(dataset: Path) -> dict[str, int]:
@@ -54,7 +42,7 @@ def test_a_killed_build_keeps_the_previous_generation(tmp_path: Path, point: str
     build([traces], dataset, jobs=1)
     before, generation = _rows(dataset), read_manifest(dataset).generation  # type: ignore[union-attr]
     shutil.copytree(fixture_path("generated", "claude", "s1-fjord"), traces / "b")
-    done = _cli(
+    done = traceidx_cli(
         "build",
         "--dataset",
         str(dataset),
@@ -92,7 +80,9 @@ def test_a_concurrent_build_is_refused(tmp_path: Path) -> None:
     fd = os.open(dataset / ".lock", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        done = _cli("build", "--dataset", str(dataset), str(fixture_path("generated", "claude")))
+        done = traceidx_cli(
+            "build", "--dataset", str(dataset), str(fixture_path("generated", "claude"))
+        )
     finally:
         os.close(fd)
     assert done.returncode == 3

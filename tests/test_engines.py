@@ -5,12 +5,11 @@ Ray runs for real: a Ray started on this machine for the build (two CPUs), shut 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, traceidx_cli
 from traceidx.query import connect
 
 pytest.importorskip("ray", reason="the ray extra is not installed")
@@ -19,11 +18,9 @@ VIEWS = [p.stem for p in sorted((Path(__file__).parents[1] / "sql" / "views").gl
 
 
 def _build(dataset: Path, *engine: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "traceidx.cli", "build", "--dataset", str(dataset), "--jobs", "2",
-         *engine, str(FIXTURES / "generated")],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+    return traceidx_cli(
+        "build", "--dataset", str(dataset), "--jobs", "2", *engine, str(FIXTURES / "generated")
+    )
 
 
 def test_a_ray_build_equals_a_local_build_in_every_view(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 import zstandard
 
+from tests.conftest import traceidx_cli
 from traceidx.dataset import read_manifest
 
 DATA = Path(__file__).parent / "data"
@@ -28,23 +28,6 @@ VALID = [
     DATA / "dsh" / "fork-parent.jsonl",
     DATA / "dsh" / "tool-result-v4.jsonl",
 ]
-
-
-def _traceidx(
-    *args: str, timeout: float = 120, umask: int | None = None
-) -> subprocess.CompletedProcess[str]:
-    def preexec() -> None:
-        if umask is not None:
-            os.umask(umask)
-
-    return subprocess.run(
-        [sys.executable, "-m", "traceidx.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        preexec_fn=preexec,
-        check=False,
-    )
 
 
 def _valid_traces(root: Path) -> None:
@@ -59,7 +42,7 @@ def _valid_traces(root: Path) -> None:
 
 
 def _count(dataset: Path, sql: str) -> list[Any]:
-    done = _traceidx("sql", "--dataset", str(dataset), "--format", "json", sql)
+    done = traceidx_cli("sql", "--dataset", str(dataset), "--format", "json", sql)
     assert done.returncode == 0, done.stderr
     return list(json.loads(done.stdout))
 
@@ -90,7 +73,7 @@ def test_special_files_named_like_traces_are_never_opened(tmp_path: Path) -> Non
         (root / "cut.jsonl.zst").write_bytes(whole[: len(whole) // 2])
         (root / "binary.jsonl").write_bytes(bytes(range(256)) * 64)
         try:
-            done = _traceidx(
+            done = traceidx_cli(
                 "build", "--dataset", str(tmp_path / "ds"), "--jobs", "2", str(root),
                 str(root / "fifo.jsonl"), timeout=60,
             )  # fmt: skip
@@ -111,7 +94,7 @@ def test_special_files_named_like_traces_are_never_opened(tmp_path: Path) -> Non
         named = [line for line in lines if f"{root / name}: {what}" in line]
         assert len(named) == (2 if name == "fifo.jsonl" else 1), (name, lines)
     reference = tmp_path / "reference"
-    assert _traceidx("build", "--dataset", str(reference), str(valid)).returncode == 0
+    assert traceidx_cli("build", "--dataset", str(reference), str(valid)).returncode == 0
     assert _sessions(tmp_path / "ds") == _sessions(reference) != []
 
 
@@ -122,16 +105,16 @@ def _modes(dataset: Path) -> dict[str, int]:
 def test_a_dataset_is_private_whatever_the_umask(tmp_path: Path) -> None:
     _valid_traces(tmp_path / "traces")
     dataset = tmp_path / "ds"
-    done = _traceidx("build", "--dataset", str(dataset), str(tmp_path / "traces"), umask=0o022)
+    done = traceidx_cli("build", "--dataset", str(dataset), str(tmp_path / "traces"), umask=0o022)
     assert done.returncode == 0, done.stderr
     modes = _modes(dataset)
     assert len(modes) > 10 and any(name.endswith(".lock") for name in modes)
     assert {path: mode for path, mode in modes.items() if mode & 0o077} == {}
     for path in [dataset, *dataset.rglob("*")]:  # as a dataset made by an older version
         path.chmod(0o755 if path.is_dir() else 0o644)
-    status = _traceidx("status", "--dataset", str(dataset))
+    status = traceidx_cli("status", "--dataset", str(dataset))
     assert status.returncode == 0 and "readable by other users" in status.stderr
-    again = _traceidx("build", "--dataset", str(dataset), umask=0o022)
+    again = traceidx_cli("build", "--dataset", str(dataset), umask=0o022)
     assert again.returncode == 0 and "made private" in again.stderr
     assert {path: mode for path, mode in _modes(dataset).items() if mode & 0o077} == {}
 
@@ -152,33 +135,35 @@ def test_a_damaged_part_is_named_and_the_next_build_repairs_it(tmp_path: Path) -
     gone = tmp_path / "traces" / "gone.jsonl"
     shutil.copy(DATA / "dsh" / "fork-child.jsonl", gone)
     dataset = tmp_path / "ds"
-    assert _traceidx("build", "--dataset", str(dataset), str(tmp_path / "traces")).returncode == 0
+    assert (
+        traceidx_cli("build", "--dataset", str(dataset), str(tmp_path / "traces")).returncode == 0
+    )
     query = "SELECT (SELECT count(*) FROM items) AS items, (SELECT count(*) FROM records) AS r"
     before = _count(dataset, query)
     part = _items_part(dataset)
     data = part.read_bytes()
     part.write_bytes(data[: len(data) // 2])
     for command in (["sql", query], ["status"]):
-        done = _traceidx(command[0], "--dataset", str(dataset), *command[1:])
+        done = traceidx_cli(command[0], "--dataset", str(dataset), *command[1:])
         assert done.returncode == 1 and "Traceback" not in done.stderr
         assert [line for line in done.stderr.splitlines() if str(part) in line] == [
             done.stderr.strip()
         ]
-    repaired = _traceidx("build", "--dataset", str(dataset), "--format", "json")
+    repaired = traceidx_cli("build", "--dataset", str(dataset), "--format", "json")
     assert repaired.returncode == 0, repaired.stderr
     assert json.loads(repaired.stdout)["damaged_parts"] and str(part) in repaired.stderr
     assert _count(dataset, query) == before
-    assert _traceidx("status", "--dataset", str(dataset)).returncode == 0
+    assert traceidx_cli("status", "--dataset", str(dataset)).returncode == 0
     # a part gone, and one of its sources with it: its facts are reported lost, by name
     _items_part(dataset, gone).unlink()
     gone.unlink()
-    lost = _traceidx("build", "--dataset", str(dataset), "--format", "json")
+    lost = traceidx_cli("build", "--dataset", str(dataset), "--format", "json")
     assert lost.returncode == 1, lost.stderr
     assert json.loads(lost.stdout)["lost_sources"] == [str(gone)]
     assert f"{gone}: its facts lived in a damaged part" in lost.stderr
     after = _count(dataset, query)[0]
     assert 0 < after["items"] < before[0]["items"]
-    assert _traceidx("status", "--dataset", str(dataset)).returncode == 0
+    assert traceidx_cli("status", "--dataset", str(dataset)).returncode == 0
 
 
 @contextlib.contextmanager
@@ -207,7 +192,7 @@ def test_a_full_disk_keeps_the_previous_generation(tmp_path: Path) -> None:
          ).write_bytes(data)  # fmt: skip
     with _small_filesystem(tmp_path / "small", 8) as disk:
         dataset = disk / "ds"
-        first = _traceidx("build", "--dataset", str(dataset), str(tmp_path / "traces"))
+        first = traceidx_cli("build", "--dataset", str(dataset), str(tmp_path / "traces"))
         assert first.returncode == 0, first.stderr
         query = "SELECT (SELECT count(*) FROM items) AS items, (SELECT count(*) FROM loops) AS l"
         before = _count(dataset, query)
@@ -216,7 +201,7 @@ def test_a_full_disk_keeps_the_previous_generation(tmp_path: Path) -> None:
             while True:
                 filler.write(b"\0" * (1 << 16))
                 filler.flush()
-        done = _traceidx("build", "--dataset", str(dataset), str(more))
+        done = traceidx_cli("build", "--dataset", str(dataset), str(more))
         assert done.returncode == 1
         assert "Traceback" not in done.stderr
         failure = [line for line in done.stderr.splitlines() if "No space left" in line]

@@ -239,7 +239,7 @@ def test_batches_take_every_source_once_and_shrink_at_the_end(sizes: list[int]) 
     that once only `TAIL_BYTES` bytes are left."""
     decisions = [Decision(f"s{i:03d}", "new", size) for i, size in enumerate(sizes)]
     decisions.insert(len(decisions) // 2, Decision("kept", "unchanged", 1 << 20))
-    batches = traceidx.worker._batches(decisions, {"s000": "checkpoint"})
+    batches = traceidx.worker.plan_batches(decisions, {"s000": "checkpoint"})
     flat = [item for batch in batches for item in batch]
     assert [locator for locator, _, _ in flat] == [f"s{i:03d}" for i in range(len(sizes))]
     assert all(

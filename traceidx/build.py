@@ -60,7 +60,8 @@ def build(
         rebuild = rebuild or previous.settings not in (None, record)
         damaged = frozenset(d.key for d in damage)
         changes = Changes(dataset, previous, record, rebuild, progress, damaged)
-        changes.report.damaged = [d.line(dataset) for d in damage]
+        repairing = "this build re-projects the sources whose facts it held"
+        changes.report.damaged = [d.line(dataset, repairing) for d in damage]
         changes.report.tightened = tightened
         with tuned():
             try:

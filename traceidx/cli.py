@@ -90,7 +90,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     for ignored in report.ignored:
         _err(f"{ignored.locator}: {ignored.what}, not a trace file; skipped without opening it")
     for line in report.damaged:
-        _err(line.replace("`traceidx build` re-projects", "this build re-projected"))
+        _err(line)
     for locator in report.lost:
         _err(
             f"{locator}: its facts lived in a damaged part and the file is gone or unreadable; "

@@ -108,6 +108,10 @@ def tighten(dataset: Path) -> int:
     return len(paths)
 
 
+#: what repairs a damaged part (the next step a reader's or `status`'s report names)
+REPAIR = "`traceidx build` re-projects the sources whose facts it held"
+
+
 @dataclass(frozen=True, slots=True)
 class Damage:
     """A live part that is missing or not what the manifest recorded."""
@@ -117,11 +121,9 @@ class Damage:
     path: str  # dataset-relative
     what: str
 
-    def line(self, dataset: Path) -> str:
-        return (
-            f"{dataset / self.path}: {self.what}; `traceidx build` re-projects the sources "
-            "whose facts it held"
-        )
+    def line(self, dataset: Path, next_step: str = REPAIR) -> str:
+        """One line: where, what, and the next step."""
+        return f"{dataset / self.path}: {self.what}; {next_step}"
 
 
 _FOOTER = b"PAR1"

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from traceidx.errors import UsageError
 from traceidx.sync import Decision
-from traceidx.worker import Batch, Task, _batches, _tuned, process_batch
+from traceidx.worker import Batch, Task, plan_batches, process_batch, tune_process
 
 Engine = Literal["local", "ray"]
 ENGINES: tuple[Engine, ...] = ("local", "ray")
@@ -41,7 +41,7 @@ def run_batches(
 ) -> Iterator[Batch]:
     """Batch results in batch order; at most two batches per worker are in flight, so a
     slow consumer never lets finished results pile up in memory."""
-    batches = _batches(decisions, checkpoints)
+    batches = plan_batches(decisions, checkpoints)
     if engine == "ray":
         yield from _on_ray(batches, task, jobs, address)
     elif jobs <= 1 or len(batches) < 2:
@@ -49,19 +49,24 @@ def run_batches(
             yield process_batch(batch, task)
     else:
         workers = min(jobs, len(batches))
-        with ProcessPoolExecutor(max_workers=workers, initializer=_tuned) as pool:
-            yield from _in_order(batches, 2 * jobs, lambda b: pool.submit(process_batch, b, task))
+        with ProcessPoolExecutor(max_workers=workers, initializer=tune_process) as pool:
+            yield from _in_order(
+                batches, 2 * jobs, lambda b: pool.submit(process_batch, b, task), Future.result
+            )
 
 
-def _in_order(batches: list[Work], window: int, submit: Callable[[Work], Any]) -> Iterator[Batch]:
-    """Submit batches, at most `window` in flight, and yield their results in order."""
+def _in_order(
+    batches: list[Work], window: int, submit: Callable[[Work], Any], get: Callable[[Any], Batch]
+) -> Iterator[Batch]:
+    """Submit batches, at most `window` in flight, and yield their results (`get` of what
+    `submit` returned) in order."""
     pending: deque[Any] = deque()
     todo = iter(batches)
     for batch in itertools.islice(todo, window):
         pending.append(submit(batch))
     while pending:
         handle = pending.popleft()
-        result = handle.result() if isinstance(handle, Future) else _ray_get(handle)
+        result = get(handle)
         for batch in itertools.islice(todo, 1):
             pending.append(submit(batch))
         yield result
@@ -69,15 +74,8 @@ def _in_order(batches: list[Work], window: int, submit: Callable[[Work], Any]) -
 
 def _ray_batch(batch: Work, task: Task) -> Batch:
     """One batch in a Ray worker, tuned as a pool worker is."""
-    _tuned()
+    tune_process()
     return process_batch(batch, task)
-
-
-def _ray_get(handle: Any) -> Batch:
-    import ray
-
-    result: Batch = ray.get(handle)
-    return result
 
 
 def _on_ray(batches: list[Work], task: Task, jobs: int, address: str | None) -> Iterator[Batch]:
@@ -104,7 +102,7 @@ def _on_ray(batches: list[Work], task: Task, jobs: int, address: str | None) -> 
         remote = ray.remote(num_cpus=1)(_ray_batch)
         cpus = ray.cluster_resources().get("CPU", jobs)  # type: ignore[no-untyped-call]
         window = 2 * max(1, int(cpus))
-        yield from _in_order(batches, window, lambda b: remote.remote(b, task))
+        yield from _in_order(batches, window, lambda b: remote.remote(b, task), ray.get)
     finally:
         if started:
             ray.shutdown()

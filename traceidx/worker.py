@@ -202,7 +202,7 @@ def _arrow_pool() -> pa.MemoryPool:
         return pa.default_memory_pool()
 
 
-def _tuned() -> tuple[tuple[int, int, int], pa.MemoryPool]:
+def tune_process() -> tuple[tuple[int, int, int], pa.MemoryPool]:
     """Tune this process for a build: the garbage collector's first generation runs
     `GC_THRESHOLD` allocations apart, Arrow allocates from `_arrow_pool`; the settings before."""
     old = gc.get_threshold(), pa.default_memory_pool()
@@ -213,9 +213,9 @@ def _tuned() -> tuple[tuple[int, int, int], pa.MemoryPool]:
 
 @contextmanager
 def tuned() -> Iterator[None]:
-    """`_tuned` for a block (a build in the caller's process; a pool worker keeps it for its
+    """`tune_process` for a block (a build in the caller's process; a pool worker keeps it for its
     life)."""
-    thresholds, pool = _tuned()
+    thresholds, pool = tune_process()
     try:
         yield
     finally:
@@ -316,7 +316,7 @@ TAIL_BYTES = 4 * BATCH_BYTES
 TAIL_SPLIT = 4
 
 
-def _batches(
+def plan_batches(
     decisions: list[Decision], checkpoints: dict[str, str]
 ) -> list[list[tuple[str, str, str | None]]]:
     batches: list[list[tuple[str, str, str | None]]] = []
