@@ -118,7 +118,7 @@ def test_the_table_adds_a_totals_row_and_json_does_not(demo_dataset: Path) -> No
     table = report_cli(demo_dataset, "usage", "--timezone", "UTC", fmt="table")
     rows = report_cli(demo_dataset, "usage", "--timezone", "UTC")
     total_line = next(line for line in table.splitlines() if line.startswith("total"))
-    assert str(sum(r["total"] or 0 for r in rows)) in total_line.split()
+    assert f"{sum(r['total'] or 0 for r in rows):,}" in total_line.split()
     assert all(r["period"] != "total" for r in rows)
 
 

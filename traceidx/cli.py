@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import tempfile
+import textwrap
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from traceidx.dataset import default_dataset, read_manifest
 from traceidx.errors import DamagedPart, DatasetLocked, TraceidxError, UsageError
 from traceidx.frame import algorithm_of
 from traceidx.manifest import Manifest
-from traceidx.output import cell, print_rows, totals_row
+from traceidx.output import cell, print_rows, terminal_width, totals_row
 from traceidx.process import configure
 from traceidx.reports import PERIODS, REPORTS
 
@@ -40,6 +41,7 @@ class _RegisteredRuntimes:
 
 
 _RUNTIMES: Any = _RegisteredRuntimes()
+_WIDE = "show every column whole (tables fit 100 columns, or the terminal, by default)"
 
 
 def _err(message: str) -> None:
@@ -165,7 +167,7 @@ def _manifest(dataset: Path) -> Manifest:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from traceidx.query import connect
-    from traceidx.reports import params, report_summary, run_report
+    from traceidx.reports import params, report_detail, report_summary, run_report
 
     p = params(
         since=args.since,
@@ -183,9 +185,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     total = totals_row(columns, data, "total") if args.name == "usage" else None
     if args.format in ("table", "markdown"):
         span = f"{p.since or 'all time'} … {p.until or 'now'}"
-        sys.stdout.write(f"{args.name}: {report_summary(args.name)}\n")
+        summary = f"{args.name}: {report_summary(args.name)}"
+        room = None if args.wide or args.format == "markdown" else terminal_width()
+        sys.stdout.write((textwrap.fill(summary, room) if room else summary) + "\n")
         sys.stdout.write(f"({span}, timezone {p.timezone})\n\n")
-    print_rows(columns, data, args.format, total)
+    print_rows(columns, data, args.format, total, wide=args.wide, detail=report_detail(args.name))
     return EXIT_OK
 
 
@@ -233,7 +237,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             f"dataset {args.dataset}\ngeneration {manifest.generation} "
             f"published {manifest.published_at}\n"
         )
-    print_rows(["runtime", "state", "sources"], rows, args.format)
+    print_rows(["runtime", "state", "sources"], rows, args.format, wide=args.wide)
     return EXIT_FAILED if damage else EXIT_OK
 
 
@@ -250,7 +254,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
         first = str(exc).strip().splitlines()[0]
         _err(f"query failed: {first}; see `traceidx schema` for tables and columns")
         return EXIT_FAILED
-    print_rows(columns, data, args.format)
+    print_rows(columns, data, args.format, wide=args.wide)
     return EXIT_OK
 
 
@@ -278,9 +282,15 @@ def cmd_schema(args: argparse.Namespace) -> int:
                 for k, t, column, kind, doc in out:
                     if k == kind_of and t == name:
                         short = kind if len(kind) <= 40 else kind[:39] + "…"
-                        sys.stdout.write(f"  {column:<20} {short:<41} {doc}".rstrip() + "\n")
+                        lead = f"  {column:<20} {short:<41} "
+                        room = None if args.wide else max(terminal_width() - len(lead), 20)
+                        lines = textwrap.wrap(doc, room) if room and doc else [doc]
+                        for index, text in enumerate(lines):
+                            start = lead if index == 0 else " " * len(lead)
+                            sys.stdout.write(f"{start}{text}".rstrip() + "\n")
         return EXIT_OK
-    print_rows(["kind", "table", "column", "type", "description"], list(out), args.format)
+    header = ["kind", "table", "column", "type", "description"]
+    print_rows(header, list(out), args.format, wide=args.wide)
     return EXIT_OK
 
 
@@ -336,7 +346,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from traceidx.build import build
     from traceidx.demo import write_demo
     from traceidx.query import connect
-    from traceidx.reports import params, run_report
+    from traceidx.reports import params, report_detail, run_report
 
     corpus = Path(args.corpus or tempfile.mkdtemp(prefix="traceidx-demo-"))
     written = write_demo(corpus)
@@ -376,7 +386,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         columns, data = list(rel.columns), rel.fetchall()
         total = totals_row(columns, data, "total") if name == "usage" else None
         sys.stdout.write(f"\n{title} (traceidx report {name}):\n")
-        print_rows(columns, data, "table", total)
+        print_rows(columns, data, "table", total, detail=report_detail(name))
     sys.stdout.write(
         f"\nnext: traceidx report tools --dataset {dataset}\n"
         f'      traceidx sql --dataset {dataset} "SELECT * FROM loop_usage LIMIT 5"\n'
@@ -397,6 +407,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     fmt = argparse.ArgumentParser(add_help=False)
     fmt.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    fmt.add_argument("--wide", action="store_true", help=_WIDE)
 
     parser = argparse.ArgumentParser(
         prog="traceidx", description="Coding-agent traces as a queryable Parquet dataset."
@@ -409,7 +420,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", parents=[common, fmt], help="index trace files into the dataset")
     p.add_argument("paths", nargs="*", help="trace files or directories (default: runtime roots)")
-    p.add_argument("--runtime", action="append", choices=_RUNTIMES, help="only this runtime")
+    p.add_argument(
+        "--runtime", action="append", choices=_RUNTIMES, metavar="RUNTIME", help="only this runtime"
+    )
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
     p.add_argument(
         "--engine",
@@ -431,7 +444,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--since", help="first local date included (YYYY-MM-DD)")
     p.add_argument("--until", help="last local date included (YYYY-MM-DD)")
     p.add_argument("--timezone", help="IANA zone for dates and periods (default: this machine's)")
-    p.add_argument("--runtime", action="append", choices=_RUNTIMES, help="only this runtime")
+    p.add_argument(
+        "--runtime", action="append", choices=_RUNTIMES, metavar="RUNTIME", help="only this runtime"
+    )
     p.add_argument("--model", action="append", help="only this model id (repeatable)")
     p.add_argument("--period", choices=PERIODS, default="day", help="usage: day, week or month")
     p.add_argument(
@@ -439,6 +454,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--prices", type=Path, help="a prices JSON file overriding the bundled table")
     p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
+    p.add_argument("--wide", action="store_true", help=_WIDE)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(

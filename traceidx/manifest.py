@@ -142,6 +142,13 @@ class Manifest(msgspec.Struct, kw_only=True):
 
 def decode(data: bytes) -> Manifest:
     """A manifest from its JSON (format 2 upgraded); raises ValueError for another format."""
+    try:  # the current format decodes straight into the Structs
+        current = msgspec.json.decode(data, type=Manifest)
+    except msgspec.DecodeError:
+        pass
+    else:
+        if current.format_version == FORMAT_VERSION and (current.buckets or not current.parts):
+            return current
     raw = msgspec.json.decode(data)
     if not isinstance(raw, dict):
         raise ValueError("not a JSON object")

@@ -13,15 +13,16 @@ import re
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from traceidx.dataset import check_parts, default_dataset, read_manifest
 from traceidx.errors import DamagedPart, DatasetError
 from traceidx.model import TABLES
-from traceidx.schema import table_schema
+
+if TYPE_CHECKING:  # Polars and Arrow load only where a frame or an empty table is made
+    import polars as pl
 
 #: public views in dependency order; each is ``sql/views/<name>.sql``
 VIEWS: tuple[str, ...] = (
@@ -80,6 +81,8 @@ def _define_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[Path]]) 
                 f"{_sql_list(files[table])}, hive_partitioning = false)"
             )
         else:
+            from traceidx.schema import table_schema
+
             empty = table_schema(table).empty_table()
             con.register(f"_{table}_empty", empty)
             con.execute(f"CREATE VIEW _{table} AS SELECT * FROM _{table}_empty")

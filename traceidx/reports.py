@@ -52,13 +52,31 @@ def report_sql(name: str) -> str:
     return resources.files("traceidx.sql").joinpath("reports", f"{name}.sql").read_text("utf-8")
 
 
-def report_summary(name: str) -> str:
-    """The first sentence of a report's header comment: what it answers."""
+_DETAIL = "detail (hidden first in a narrow table):"
+
+
+def _header(name: str) -> list[str]:
+    """The lines of a report's header comment, without their ``--``."""
     header = []
     for line in report_sql(name).splitlines():
         if not line.startswith("--"):
             break
         header.append(line.removeprefix("--").strip())
+    return header
+
+
+def report_detail(name: str) -> tuple[str, ...]:
+    """The columns a report names as detail: a table too wide for the terminal hides them
+    first (its header's ``-- detail (…):`` line)."""
+    for line in _header(name):
+        if line.startswith(_DETAIL):
+            return tuple(c.strip() for c in line.removeprefix(_DETAIL).split(",") if c.strip())
+    return ()
+
+
+def report_summary(name: str) -> str:
+    """The first sentence of a report's header comment: what it answers."""
+    header = [line for line in _header(name) if not line.startswith(_DETAIL)]
     text = " ".join(header).removeprefix(f"{name}:").strip()
     first, dot, _ = text.partition(". ")
     return first + ("." if dot else "")

@@ -4,6 +4,7 @@
 -- end times are known (loops_with_wall_time says for how many), the median tool call duration
 -- (the best known: reported, else between the call's and its output's records; calls_with_duration
 -- says over how many calls), and cost where priced.
+-- detail (hidden first in a narrow table): loops_with_usage, output_input_ratio, completed, interrupted, failed, no_outcome, median_wall_s, loops_with_wall_time, tool_duration_ms_median, calls_with_duration, cost_per_loop_usd
 WITH calls AS (
     SELECT loop_id, count(*) AS calls,
            count(*) FILTER (WHERE failed) AS failures, count(failed) AS with_status

@@ -2,6 +2,7 @@
 -- start (local time), loops, tokens, tool calls and failures, and its subagent sessions (all
 -- descendants through delegation) with their tokens, tool calls and failures attributed to it
 -- (the sums of their rows in `report subagents`).
+-- detail (hidden first in a narrow table): working_directory, started, subagent_tool_calls, subagent_failures
 WITH RECURSIVE tree(root, sid, depth) AS (
     SELECT session_id, session_id, 0 FROM sessions
     UNION ALL

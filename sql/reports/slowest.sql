@@ -1,6 +1,7 @@
 -- slowest: the slowest tool calls, by the duration the runtime reported or, where it reported
 -- none, the time between the call's and its output's records (duration_source says which),
 -- with the command text, outcome and session.
+-- detail (hidden first in a narrow table): duration_source, exit_code, started
 SELECT
     coalesce(c.duration_ms, c.elapsed_ms) AS duration_ms,
     CASE WHEN c.duration_ms IS NOT NULL THEN 'reported' ELSE 'timestamps' END

@@ -3,6 +3,7 @@
 -- models, loops, tokens, tool calls and their failures, failed loops, and wall time (first
 -- loop start to last loop end). Counts cover the child's loops in scope (its own tool calls,
 -- not its descendants'); `report sessions` rolls these rows up per parent.
+-- detail (hidden first in a narrow table): started, failed_loops
 WITH children AS (
     SELECT s.session_id, s.runtime, s.native_id, s.created_at,
            s.delegated_from.session_id AS parent_id

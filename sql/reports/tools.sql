@@ -3,6 +3,7 @@
 -- of each call: the one the runtime reported, else the time between the call's and its
 -- output's records (with_duration counts the calls with either, duration_reported those whose
 -- runtime reported it). A shell command's outcome counts for every program it runs.
+-- detail (hidden first in a narrow table): with_status, exit_codes, with_duration, duration_reported, duration_ms_p90
 WITH invocations AS (
     SELECT item_id, unnest(statement.invocations).program AS name
     FROM shell_statements

@@ -3,6 +3,7 @@
 -- loops with an unknown start time share the row with an empty period. Sums cover the loops
 -- that reported the member; loops_without_usage counts those that reported none; cost_usd
 -- is empty for unpriced models (unpriced_loops says how many), never 0.
+-- detail (hidden first in a narrow table): cached, cache_write, reasoning, loops_without_usage, unpriced_loops
 SELECT
     coalesce(period, '') AS period,
     runtime,
