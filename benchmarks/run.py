@@ -29,6 +29,7 @@ the shared corpus is present) it measures, in one run on this machine:
 * ``append_one``: one line appended to one source, then the build;
 * queries, in process over ``traceidx.connect`` (median of 5) and as whole ``traceidx sql``
   commands: daily usage by model, slowest tool calls, top shell programs;
+* ``report usage``: the whole warm ``traceidx report usage`` command (median of 5);
 * ``ccusage`` (``--ccusage``, real-shaped corpus only): ``npx ccusage@20.0.24 claude daily
   --offline --json`` over the same files, for comparison with a popular usage reporter;
 * ``single`` (``--single-mb N``): one source of N MB (the largest scaled file, repeated),
@@ -229,6 +230,7 @@ def time_queries(dataset: Path) -> dict[str, Any]:
             "in_process_median_s": statistics.median(runs),
             "command_s": time.perf_counter() - start,
         }
+    out["report_usage_command_s"] = statistics.median(report_usage(dataset) for _ in range(5))
     return out
 
 
@@ -315,18 +317,36 @@ def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return ordered[(len(ordered) - 1) // 2]
 
 
-def ccusage(config_dir: Path) -> float | None:
-    """Seconds `ccusage claude daily --offline --json` takes over a Claude config dir."""
+def ccusage(corpus: Path) -> float | None:
+    """Seconds `ccusage claude daily --offline --json` takes over the Claude Code transcripts
+    under `corpus` (laid out for it as a config dir whose ``projects/`` is the corpus); None
+    when npx is missing or ccusage fails or finds no usage (a run that read nothing is not a
+    measurement)."""
     if shutil.which("npx") is None:
         return None
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config_dir)}
-    command = ["npx", "--yes", CCUSAGE, "claude", "daily", "--offline", "--json"]
-    subprocess.run([*command[:3], "--version"], capture_output=True, env=env)  # install first
-    settle()
+    with tempfile.TemporaryDirectory() as config:
+        (Path(config) / "projects").symlink_to(corpus.resolve(), target_is_directory=True)
+        env = {**os.environ, "CLAUDE_CONFIG_DIR": config}
+        command = ["npx", "--yes", CCUSAGE, "claude", "daily", "--offline", "--json"]
+        subprocess.run([*command[:3], "--version"], capture_output=True, env=env)  # install
+        settle()
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, env=env)
+        seconds = time.perf_counter() - start
+    try:
+        daily = json.loads(done.stdout).get("daily")
+    except (ValueError, AttributeError):
+        daily = None
+    return seconds if done.returncode == 0 and daily else None
+
+
+def report_usage(dataset: Path) -> float:
+    """Seconds the whole `traceidx report usage` command takes on a built dataset (warm:
+    after one run that loads the files into the page cache)."""
+    command = [sys.executable, "-m", "traceidx.cli", "report", "usage", "--dataset", str(dataset)]
+    _child(command, check=True)
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, env=env)
-    if done.returncode != 0:
-        return None
+    _child(command, check=True)
     return time.perf_counter() - start
 
 
