@@ -9,21 +9,31 @@
 -- then (else its first), in the band of the call's input tokens; cost_usd is empty for an
 -- unpriced call. Dimensions a usage report can group by are columns here (see
 -- traceidx.reports.DIMENSIONS); agent is main, or the subagent type the delegation names.
-CREATE OR REPLACE TEMP VIEW session_dimensions AS
+-- Both are tables: computed once per report (every report reads them through report_loops).
+CREATE OR REPLACE TEMP TABLE session_dimensions AS
 WITH agents AS (
     SELECT coalesce(i.semantic.delegation.child_session_id, i.linked_session_id) AS session_id,
            max(i.semantic.delegation.agent_type) AS agent_type
     FROM items AS i
     WHERE i.semantic.role = 'agent.delegation'
+      AND list_contains(getvariable('group_by'), 'agent')  -- else the items are not read
     GROUP BY 1
 )
-SELECT s.session_id, s.runtime, s.project, s.branch,
-    CASE WHEN s.delegated_from IS NULL THEN 'main'
-         ELSE coalesce(a.agent_type, 'subagent') END AS agent
-FROM sessions AS s
-LEFT JOIN agents AS a USING (session_id);
+-- (read from the stored rows: a session another delegated to is a subagent whether or not
+-- its parent is in the dataset)
+SELECT s.session_id,
+    arg_min(s.runtime, s.source_ids[1]) AS runtime,
+    min(s.created_at) AS created_at,
+    arg_min(s.project, s.source_ids[1]) FILTER (WHERE s.project IS NOT NULL) AS project,
+    arg_min(s.branch, s.source_ids[1]) FILTER (WHERE s.branch IS NOT NULL) AS branch,
+    CASE WHEN bool_or(s.delegated_from.session_id IS DISTINCT FROM s.session_id
+                      AND s.delegated_from IS NOT NULL)
+         THEN coalesce(any_value(a.agent_type), 'subagent') ELSE 'main' END AS agent
+FROM _sessions AS s
+LEFT JOIN agents AS a USING (session_id)
+GROUP BY s.session_id;
 
-CREATE OR REPLACE TEMP VIEW priced_calls AS
+CREATE OR REPLACE TEMP TABLE priced_calls AS
 WITH calls AS (
     SELECT c.call_id, c.session_id, c.loop_id, c.occurred_at, c.model, c.provider,
            c.usage.input AS input, c.usage.cached AS cached,
@@ -31,11 +41,10 @@ WITH calls AS (
            c.usage.reasoning AS reasoning,
            c.usage.input + c.usage.output AS total,
            d.runtime, d.project, d.branch, d.agent,
-           coalesce(c.occurred_at, l.started_at, s.created_at, now()) AS priced_at
+           coalesce(c.occurred_at, l.started_at, d.created_at, now()) AS priced_at
     FROM model_calls AS c
-    JOIN sessions AS s USING (session_id)
     JOIN session_dimensions AS d USING (session_id)
-    LEFT JOIN loops AS l USING (loop_id)
+    LEFT JOIN _loops AS l USING (loop_id)
 ),
 chosen AS (
     SELECT c.call_id,
@@ -79,7 +88,7 @@ CREATE OR REPLACE TEMP VIEW report_model_calls AS
 SELECT c.*,
     timezone(getvariable('tz'), coalesce(c.occurred_at, l.started_at)) AS local_at
 FROM priced_calls AS c
-LEFT JOIN loops AS l USING (loop_id)
+LEFT JOIN _loops AS l USING (loop_id)
 WHERE (getvariable('runtimes') IS NULL OR list_contains(getvariable('runtimes'), c.runtime))
   AND (getvariable('models') IS NULL OR list_contains(getvariable('models'), c.model))
   AND (getvariable('since') IS NULL OR local_at >= getvariable('since')::TIMESTAMP)
