@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 from genai_prices import Usage, calc_price
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import traceidx_cli
 from traceidx.build import build
@@ -278,3 +280,77 @@ def test_a_warm_report_reads_resolved_prices_from_the_cache(midnight: Path, tmp_
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == first
+
+
+def rate_cost(rates: tuple[tuple[Any, ...], ...], usage: dict[str, int], at: datetime) -> float:
+    """A call's cost from resolved rate rows, applying the period and band rules the report
+    SQL applies (the last active period, else the first; the highest band below the input)."""
+    seconds = at.hour * 3600 + at.minute * 60 + at.second + at.microsecond / 1e6
+
+    def active(row: tuple[Any, ...]) -> bool:
+        kind, start_date, start_s, end_s = row[1:5]
+        if kind == "always":
+            return True
+        if kind == "from_date":
+            return at.date().isoformat() >= start_date
+        if end_s < start_s:
+            return bool(seconds >= start_s or seconds < end_s)
+        return bool(start_s <= seconds < end_s)
+
+    ordinal = max((r[0] for r in rates if active(r)), default=0)
+    band = max((r for r in rates if r[0] == ordinal and usage["input"] > r[5]), key=lambda r: r[5])
+    per_call, fresh, cached, cache_write, output = band[6:]
+    uncached = usage["input"] - usage["cached"] - usage["cache_write"]
+    return float(
+        per_call
+        + uncached * fresh
+        + usage["cached"] * cached
+        + usage["cache_write"] * cache_write
+        + usage["output"] * output
+    )
+
+
+#: entries with long-context tiers, price history, time-of-day prices, no cache-write price
+PROPERTY_MODELS = (
+    ("claude-opus-4-6", "anthropic"),
+    ("deepseek-v4-flash", "deepseek"),
+    ("gpt-5.5", "openai"),
+    ("claude-sonnet-4-5", "anthropic"),
+    ("gpt-5.3-codex", "openai"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pair=st.sampled_from(PROPERTY_MODELS),
+    cached=st.integers(0, 400_000),
+    cache_write=st.integers(0, 100_000),
+    fresh=st.integers(0, 400_000),
+    output=st.integers(0, 64_000),
+    at=st.datetimes(datetime(2025, 6, 1), datetime(2027, 6, 1), timezones=st.just(UTC)),
+)
+def test_resolved_rates_price_any_call_as_genai_prices_does(
+    pair: tuple[str, str], cached: int, cache_write: int, fresh: int, output: int, at: datetime
+) -> None:
+    from traceidx.pricing import _lookup
+
+    match = _lookup(*pair)
+    assert match is not None
+    usage = {
+        "input": fresh + cached + cache_write,
+        "cached": cached,
+        "cache_write": cache_write,
+        "output": output,
+    }
+    theirs = calc_price(
+        Usage(
+            input_tokens=usage["input"],
+            cache_read_tokens=cached,
+            cache_write_tokens=cache_write,
+            output_tokens=output,
+        ),
+        pair[0],
+        provider_id=pair[1],
+        genai_request_timestamp=at,
+    )
+    assert rate_cost(match.rates, usage, at) == pytest.approx(float(theirs.total_price), rel=1e-9)
