@@ -2,6 +2,7 @@
 -- genai-prices or override; the entry's provider and id; the first and last local date of
 -- its calls), and every unpriced one (no entry) with its calls and tokens, listed last.
 -- provider is the one the trace states for the calls (a model may appear under several).
+-- detail (hidden first in a narrow table): source, provider, first_call, input, output
 SELECT * FROM (
 SELECT
     c.model,
