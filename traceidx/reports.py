@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
 PERIODS = ("day", "week", "month")
 
-#: what `report usage --group-by` can group by: each is a column of the scope's
-#: ``session_dimensions`` view (and ``priced_calls``), grouped by ``grouped(name, value)``
+#: what `report usage --group-by` can group by: model, and the columns of the scope's
+#: ``session_dimensions`` table (a new dimension is a column there and its name here)
 DIMENSIONS: tuple[str, ...] = ("runtime", "model", "project", "branch", "agent")
 DEFAULT_GROUP_BY: tuple[str, ...] = ("runtime", "model")
 
@@ -197,9 +197,6 @@ def run_report(
     sql = report_sql(name)
     prepare(con, p)
     rel = con.sql(sql)
-    if name == "usage":  # the dimensions not grouped by are left out
-        dropped = set(DIMENSIONS) - set(p.group_by)
-        rel = rel.select(*[f'"{c}"' for c in rel.columns if c not in dropped])
     return rel if p.limit is None else rel.limit(p.limit)
 
 

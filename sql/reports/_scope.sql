@@ -40,7 +40,7 @@ WITH calls AS (
            c.usage.cache_write AS cache_write, c.usage.output AS output,
            c.usage.reasoning AS reasoning,
            c.usage.input + c.usage.output AS total,
-           d.runtime, d.project, d.branch, d.agent,
+           d.* EXCLUDE (session_id, created_at),
            coalesce(c.occurred_at, l.started_at, d.created_at, now()) AS priced_at
     FROM model_calls AS c
     JOIN session_dimensions AS d USING (session_id)
@@ -137,11 +137,9 @@ WHERE c.loop_id IN (SELECT loop_id FROM report_loops)
                < getvariable('until')::TIMESTAMP + INTERVAL 1 DAY));
 
 -- A period label of a local time (day YYYY-MM-DD, ISO week = its Monday's date, month
--- YYYY-MM), and a dimension's value when the report groups by it (else NULL).
+-- YYYY-MM).
 CREATE OR REPLACE TEMP MACRO period_of(t) AS CASE getvariable('period')
     WHEN 'day' THEN strftime(t, '%Y-%m-%d')
     WHEN 'week' THEN strftime(date_trunc('week', t), '%Y-%m-%d')
     WHEN 'month' THEN strftime(t, '%Y-%m')
 END;
-CREATE OR REPLACE TEMP MACRO grouped(name, value) AS
-    CASE WHEN list_contains(getvariable('group_by'), name) THEN value END;

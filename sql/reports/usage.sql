@@ -8,25 +8,22 @@
 -- no price matched; a row of only those has an empty cost, never 0).
 -- detail (hidden first in a narrow table): calls, cached, cache_write, reasoning, loops_without_usage, unpriced_calls
 WITH rows AS (
-    SELECT period_of(local_at) AS period,
-        grouped('runtime', runtime) AS runtime, grouped('model', model) AS model,
-        grouped('project', project) AS project, grouped('branch', branch) AS branch,
-        grouped('agent', agent) AS agent,
+    SELECT period_of(c.local_at) AS period, d.runtime, c.model,
+        d.* EXCLUDE (session_id, created_at, runtime),
         0 AS loops, 0 AS loops_without_usage, 1 AS calls,
-        input, cached, cache_write, output, reasoning, total, cost_usd
-    FROM report_model_calls
+        c.input, c.cached, c.cache_write, c.output, c.reasoning, c.total, c.cost_usd
+    FROM report_model_calls AS c
+    JOIN session_dimensions AS d USING (session_id)
     UNION ALL BY NAME
-    SELECT period_of(l.local_start) AS period,
-        grouped('runtime', d.runtime) AS runtime, grouped('model', l.model) AS model,
-        grouped('project', d.project) AS project, grouped('branch', d.branch) AS branch,
-        grouped('agent', d.agent) AS agent,
+    SELECT period_of(l.local_start) AS period, d.runtime, l.model,
+        d.* EXCLUDE (session_id, created_at, runtime),
         1 AS loops, (l.total IS NULL)::INT AS loops_without_usage, 0 AS calls
     FROM report_loops AS l
     JOIN session_dimensions AS d USING (session_id)
 )
 SELECT
     coalesce(period, '') AS period,
-    runtime, model, project, branch, agent,
+    COLUMNS(lambda name: list_contains(getvariable('group_by'), name)),
     sum(loops)::BIGINT AS loops,
     sum(calls)::BIGINT AS calls,
     sum(input)::BIGINT AS input,
@@ -40,4 +37,4 @@ SELECT
     count(*) FILTER (WHERE calls = 1 AND cost_usd IS NULL) AS unpriced_calls
 FROM rows
 GROUP BY ALL
-ORDER BY period, runtime, model, project, branch, agent NULLS LAST
+ORDER BY ALL NULLS LAST
