@@ -24,6 +24,7 @@ from traceidx.build import build
 from traceidx.dataset import read_manifest
 from traceidx.encode import ID_COLUMNS
 from traceidx.model import TABLES
+from traceidx.schema import table_schema
 
 from .conftest import fixture_path
 from .facts import long_trace
@@ -51,7 +52,9 @@ def _tables(dataset: Path) -> dict[str, pa.Table]:
     out = {}
     for table in TABLES:
         paths = [dataset / p[table].path for p in manifest.parts.values() if table in p]
-        data = pa.concat_tables([pq.read_table(p) for p in paths])
+        # a table no source has rows for (model calls of a trace without usage) has no part
+        tables = [pq.read_table(p) for p in paths] or [table_schema(table).empty_table()]
+        data = pa.concat_tables(tables)
         out[table] = data.sort_by(ID_COLUMNS.get(table, "session_id"))
     return out
 

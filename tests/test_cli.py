@@ -111,7 +111,7 @@ def test_schema_lists_tables_with_descriptions() -> None:
     done = traceidx_cli("schema", "--format", "json")
     rows = [r for r in json.loads(done.stdout) if r["kind"] == "table"]
     tables = {r["table"] for r in rows}
-    assert tables == {"sources", "records", "sessions", "loops", "items"}
+    assert tables == {"sources", "records", "sessions", "loops", "items", "model_calls"}
     assert all(r["description"] for r in rows)
 
 

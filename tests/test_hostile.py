@@ -197,10 +197,10 @@ def test_a_full_disk_keeps_the_previous_generation(tmp_path: Path) -> None:
         query = "SELECT (SELECT count(*) FROM items) AS items, (SELECT count(*) FROM loops) AS l"
         before = _count(dataset, query)
         files = sorted(p for p in dataset.rglob("*") if p.is_file())
-        with open(disk / "filler", "wb") as filler, contextlib.suppress(OSError):
+        # unbuffered: a buffered file's close would flush a partial block into the full disk
+        with open(disk / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
             while True:
                 filler.write(b"\0" * (1 << 16))
-                filler.flush()
         done = traceidx_cli("build", "--dataset", str(dataset), str(more))
         assert done.returncode == 1
         assert "Traceback" not in done.stderr

@@ -150,7 +150,7 @@ def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
     assert "traceidx/demo/__init__.py" in names and "traceidx/demo/sample/README.md" in names
     for sample in sample_files():  # the demo's traces, every file of them
         assert f"traceidx/demo/sample/{sample.as_posix()}" in names
-    assert "traceidx/prices.json" in names
+    assert "traceidx/pricing.py" in names
 
 
 def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:

@@ -31,14 +31,16 @@ FORMATS = ("table", "markdown", "json", "csv")
 MEMBERS = ("input", "cached", "cache_write", "output", "reasoning", "total")
 
 
-def report_cli(dataset: Path, name: str, *args: str, fmt: str = "json") -> Any:
+def report_cli(
+    dataset: Path, name: str, *args: str, fmt: str = "json", prices: bool = False
+) -> Any:
+    """A report's output (`prices`: the `traceidx prices` command, `name` ignored)."""
     done = subprocess.run(
         [
             sys.executable,
             "-m",
             "traceidx.cli",
-            "report",
-            name,
+            *(["prices"] if prices else ["report", name]),
             "--dataset",
             str(dataset),
             "--format",
@@ -92,11 +94,12 @@ def test_every_report_runs_in_every_format(dataset: Path, name: str, fmt: str) -
 
 def test_usage_agrees_with_the_loop_view(dataset: Path) -> None:
     rows = report_cli(dataset, "usage", "--timezone", "UTC")
-    assert list(rows[0])[:10] == [
+    assert list(rows[0])[:11] == [
         "period",
         "runtime",
         "model",
         "loops",
+        "calls",
         "input",
         "cached",
         "cache_write",
@@ -104,9 +107,11 @@ def test_usage_agrees_with_the_loop_view(dataset: Path) -> None:
         "reasoning",
         "total",
     ]
-    for member in MEMBERS:
-        expected = sql(dataset, f"SELECT sum({member}) FROM loop_usage")[0][0]
+    for member in MEMBERS:  # every model call's, those outside any loop included
+        column = "usage.input + usage.output" if member == "total" else f"usage.{member}"
+        expected = sql(dataset, f"SELECT sum({column}) FROM model_calls")[0][0]
         assert sum(r[member] or 0 for r in rows) == (expected or 0), member
+    assert sum(r["calls"] for r in rows) == sql(dataset, "SELECT count(*) FROM model_calls")[0][0]
     assert sum(r["loops"] for r in rows) == sql(dataset, "SELECT count(*) FROM loops")[0][0]
     unknown = sql(dataset, "SELECT count(*) FROM loop_usage WHERE started_at IS NULL")[0][0]
     assert sum(r["loops"] for r in rows if r["period"] == "") == unknown
@@ -232,7 +237,8 @@ def test_periods_follow_the_timezone(traces_dataset: Path) -> None:
 
 
 def _manifest_totals(runtime: str) -> dict[str, int]:
-    """Usage the runtime wrote per request, normalised and de-duplicated as documented."""
+    """Usage the runtime wrote per request (model call), normalised and de-duplicated as
+    documented."""
     totals: dict[str, int] = defaultdict(int)
 
     def add(usage: dict[str, Any] | None) -> None:
@@ -243,9 +249,10 @@ def _manifest_totals(runtime: str) -> dict[str, int]:
     if runtime == "claude_code":
         from tests.test_claude_ground_truth import SESSIONS, normalised_usage
 
-        for session in SESSIONS:
+        for session in SESSIONS:  # the report sums calls: a member counts where one reports it
             for turn in session["turns"]:
-                add(normalised_usage(turn["requests"]))
+                for request in turn["requests"]:
+                    add(normalised_usage([request]))
     elif runtime == "codex":
         from tests.test_codex_ground_truth import SESSIONS as CODEX
         from tests.test_codex_ground_truth import expected_usage as codex_usage
@@ -269,7 +276,8 @@ def _manifest_totals(runtime: str) -> dict[str, int]:
         for session in DSH:
             extra = compaction_calls(session)
             for turn in session["turns"]:
-                add(dsh_usage(turn["requests"] + extra.get(turn["index"], [])))
+                for request in turn["requests"] + extra.get(turn["index"], []):
+                    add(dsh_usage([request]))
     return dict(totals)
 
 
@@ -289,40 +297,20 @@ def test_usage_totals_equal_the_runtimes_ground_truth(
         assert actual == expected.get(member, 0), member
 
 
-def test_costs_are_computed_for_priced_models_and_empty_otherwise(
+def test_an_override_file_takes_precedence_over_genai_prices(
     traces_dataset: Path, tmp_path: Path
 ) -> None:
-    rows = report_cli(traces_dataset, "usage", "--timezone", "UTC")
-    priced = [r for r in rows if r["model"] and r["model"].startswith("claude-sonnet-4-5")]
-    assert priced and all(r["cost_usd"] is not None for r in priced if r["total"])
-    row = next(r for r in priced if r["total"] and r["cache_write"] is not None)
-    fresh = row["input"] - row["cached"] - row["cache_write"]
-    expected = fresh * 3 + row["cached"] * 0.3 + row["cache_write"] * 3.75 + row["output"] * 15
-    assert row["cost_usd"] == pytest.approx(expected / 1e6, abs=1e-6)  # usage.sql: round(…, 6)
-    unpriced = [r for r in rows if r["model"] == "deepseek-v4-flash" and r["total"]]
-    assert unpriced and all(r["cost_usd"] is None for r in unpriced)
-    assert all(r["unpriced_loops"] > 0 for r in unpriced)
     prices = tmp_path / "prices.json"
-    prices.write_text(
-        json.dumps(
-            {
-                "models": [
-                    {
-                        "pattern": "^deepseek-v4-flash$",
-                        "input": 1,
-                        "cached_input": 0,
-                        "cache_write": 0,
-                        "output": 0,
-                    },
-                ]
-            }
-        )
-    )
+    entry = {"pattern": "^deepseek-v4-flash$", "input": 1, "cached_input": 0, "cache_write": 0}
+    prices.write_text(json.dumps({"models": [{**entry, "output": 0}]}))
     repriced = report_cli(traces_dataset, "usage", "--timezone", "UTC", "--prices", str(prices))
     flash = [r for r in repriced if r["model"] == "deepseek-v4-flash" and r["total"]]
+    assert flash
     for r in flash:
         fresh = r["input"] - (r["cached"] or 0) - (r["cache_write"] or 0)
         assert r["cost_usd"] == pytest.approx(fresh / 1e6)
+    matched = report_cli(traces_dataset, "prices", "--prices", str(prices), prices=True)
+    assert {r["source"] for r in matched if r["model"] == "deepseek-v4-flash"} == {"override"}
 
 
 def test_bad_parameters_are_usage_errors(demo_dataset: Path) -> None:

@@ -24,7 +24,7 @@ from traceidx.frame import algorithm_of
 from traceidx.manifest import Manifest
 from traceidx.output import cell, print_rows, terminal_width, totals_row
 from traceidx.process import configure
-from traceidx.reports import PERIODS, REPORTS
+from traceidx.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REPORTS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 
@@ -178,6 +178,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         period=args.period,
         limit=args.limit,
         prices=args.prices,
+        group_by=args.group_by,
     )
     con = connect(args.dataset)
     rel = run_report(con, args.name, p)
@@ -441,21 +442,22 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", parents=[common], help="run a report (usage, models, …)")
     p.add_argument("name", choices=REPORTS, help="the report")
-    p.add_argument("--since", help="first local date included (YYYY-MM-DD)")
-    p.add_argument("--until", help="last local date included (YYYY-MM-DD)")
-    p.add_argument("--timezone", help="IANA zone for dates and periods (default: this machine's)")
+    _report_options(p)
     p.add_argument(
-        "--runtime", action="append", choices=_RUNTIMES, metavar="RUNTIME", help="only this runtime"
+        "--group-by",
+        default=",".join(DEFAULT_GROUP_BY),
+        help=f"usage: comma-separated dimensions among {','.join(DIMENSIONS)} "
+        f"(default: {','.join(DEFAULT_GROUP_BY)})",
     )
-    p.add_argument("--model", action="append", help="only this model id (repeatable)")
-    p.add_argument("--period", choices=PERIODS, default="day", help="usage: day, week or month")
-    p.add_argument(
-        "--limit", type=int, default=None, help="at most this many rows (slowest: 20 by default)"
-    )
-    p.add_argument("--prices", type=Path, help="a prices JSON file overriding the bundled table")
-    p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
-    p.add_argument("--wide", action="store_true", help=_WIDE)
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "prices",
+        parents=[common],
+        help="each model with the price entry it matched, and the unpriced ones",
+    )
+    _report_options(p)
+    p.set_defaults(func=cmd_report, name="prices", group_by=None)
 
     p = sub.add_parser(
         "prune", parents=[common, fmt], help="remove the facts of sources whose files are gone"
@@ -485,6 +487,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", help="where to write the demo traces (default: a temp dir)")
     p.set_defaults(func=cmd_demo)
     return parser
+
+
+def _report_options(p: argparse.ArgumentParser) -> None:
+    """The options of `report` and `prices`."""
+    p.add_argument("--since", help="first local date included (YYYY-MM-DD)")
+    p.add_argument("--until", help="last local date included (YYYY-MM-DD)")
+    p.add_argument("--timezone", help="IANA zone for dates and periods (default: this machine's)")
+    p.add_argument(
+        "--runtime", action="append", choices=_RUNTIMES, metavar="RUNTIME", help="only this runtime"
+    )
+    p.add_argument("--model", action="append", help="only this model id (repeatable)")
+    p.add_argument("--period", choices=PERIODS, default="day", help="usage: day, week or month")
+    p.add_argument(
+        "--limit", type=int, default=None, help="at most this many rows (slowest: 20 by default)"
+    )
+    p.add_argument(
+        "--prices", type=Path, help="a prices JSON file whose entries override genai-prices"
+    )
+    p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
+    p.add_argument("--wide", action="store_true", help=_WIDE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

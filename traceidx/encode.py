@@ -26,6 +26,7 @@ ID_COLUMNS = {
     "records": "record_id",
     "loops": "loop_id",
     "items": "item_id",
+    "model_calls": "call_id",
 }
 
 
@@ -44,6 +45,7 @@ def source_rows(
         "sessions": [session],
         "loops": result.projection.loops,
         "items": result.projection.item_runs,
+        "model_calls": result.projection.calls,
     }
 
 

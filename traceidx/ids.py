@@ -4,6 +4,7 @@
 * record  = S(H("record", source_id), source_position + 1)
 * session = H("session", runtime, native_id)
 * loop    = H("loop", source_id, start record position)
+* model call = H("model_call", source_id, first record position, ordinal)
 * item    = S(H("item", source_id), first record position * 2**16 + ordinal + 1), the
   ordinal counting the items whose first supporting record that is (from the 65,536th
   item of one record on: H("item", source_id, first record position, ordinal))
@@ -106,6 +107,11 @@ def session_id(runtime: str, native_id: str) -> int:
 def loop_id(source: int, start_position: int) -> int:
     """Id of the Loop started by the record at `start_position` of a Source."""
     return _digest(b"loop\x1f%d\x1f%d" % (source, start_position))
+
+
+def model_call_id(source: int, record_position: int, ordinal: int) -> int:
+    """Id of the `ordinal`-th model call whose first record is at `record_position`."""
+    return _digest(b"model_call\x1f%d\x1f%d\x1f%d" % (source, record_position, ordinal))
 
 
 def item_id(source: int, record_position: int, ordinal: int) -> int:

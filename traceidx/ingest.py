@@ -36,7 +36,7 @@ from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
 from traceidx.errors import AdapterFailure, PublishError
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
 from traceidx.items import ItemColumns
-from traceidx.model import Loop, Source
+from traceidx.model import Loop, ModelCall, Source
 from traceidx.project import Projection, Projector
 from traceidx.records import RecordColumns, SourceKeys
 from traceidx.sourceio import (
@@ -189,6 +189,7 @@ class _Run:
         self.first_shape = "no lines"
         self.projector: Projector | None = None
         self.loops: list[Loop] = []
+        self.calls: list[ModelCall] = []
         self.items: list[ItemColumns] = []  # runs of projected items not handed over yet
         self.pending_bytes = 0
         self.since_drain = 0
@@ -274,11 +275,13 @@ class _Run:
                 raise RuntimeError(f"{self.adapter.runtime} adapter drained before a session")
             projector = self.start(self.adapter.runtime, session.native_id)
             self.loops += projector.loops(loops)
+            self.calls += projector.calls(loops)
             self.items.append(projector.items(items))
         if self.pending_bytes >= FLUSH_BYTES:
             records = self.result.records
-            self.sink({"records": [records], "loops": self.loops, "items": self.items})
-            self.result.records, self.loops, self.items = records.rest(), [], []
+            rows: dict[str, list[Any]] = {"records": [records], "loops": self.loops}
+            self.sink({**rows, "items": self.items, "model_calls": self.calls})
+            self.result.records, self.loops, self.items, self.calls = records.rest(), [], [], []
             self.pending_bytes = 0
 
     def lines(self, lines: list[FramedLine], utf8: bool) -> None:
@@ -473,15 +476,18 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
         return _skip(result, f"{result.runtime}: no record states a session identity")
     projector = run.start(result.runtime, draft.session.native_id)
     tail_loops = projector.loops(draft.loops)
+    tail_calls = projector.calls(draft.loops, draft.calls)
     tail_items = projector.items(draft.items)
     if checkpoint is not None:
         checkpoint.tail = {
             "loops": [loop.loop_id for loop in tail_loops],
             "items": list(tail_items.item_ids),
+            "model_calls": [call.call_id for call in tail_calls],
         }
         result.checkpoint = checkpoint
     loops = run.loops + tail_loops
-    projection = Projection(projector.session(draft.session), loops, [*run.items, tail_items])
+    session = projector.session(draft.session)
+    projection = Projection(session, loops, [*run.items, tail_items], run.calls + tail_calls)
     result.record_count = len(run.keys)
     result.loop_count, result.item_count = projector.loop_count, projector.item_count
     result.digest, result.prefix_digests = run.keys.digests(run.prefix_counts)

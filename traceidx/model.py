@@ -431,6 +431,8 @@ class Session(_Struct, frozen=True):
     created_at: EpochMs | None = None
     name: str | None = None
     working_directory: str | None = None
+    project: str | None = None
+    branch: str | None = None
     forked_from: SessionRef | None = None
     delegated_from: SessionRef | None = None
 
@@ -490,12 +492,29 @@ class Item(_Struct, frozen=True):
     linked_session_id: Id | None = None
 
 
+class ModelCall(_Struct, frozen=True):
+    """One model call (API response) the trace records usage for; a Loop's usage is the sum
+    of its calls' usage. `model`/`provider` as the trace states them for the call (the
+    model falls back to the Loop's); a call outside any Loop has no `loop_id`."""
+
+    call_id: Id
+    session_id: Id
+    source_id: Id
+    record_ids: tuple[Id, ...]
+    usage: Usage
+    loop_id: Id | None = None
+    occurred_at: EpochMs | None = None
+    model: str | None = None
+    provider: str | None = None
+
+
 TABLES: dict[str, type[msgspec.Struct]] = {
     "sources": Source,
     "records": Record,
     "sessions": Session,
     "loops": Loop,
     "items": Item,
+    "model_calls": ModelCall,
 }
 
 
@@ -528,6 +547,9 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "created_at": "earliest runtime timestamp of the session",
         "name": "explicit session name, if the runtime records one",
         "working_directory": "the session's working directory",
+        "project": "the repository the session worked in: the name of the git top-level the "
+        "trace states, else of the working directory",
+        "branch": "the git branch the trace states the session ran on (its first)",
         "forked_from": "parent session this one was forked from (if in the dataset)",
         "delegated_from": "session that delegated work to this one (if in the dataset)",
     },
@@ -555,5 +577,16 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "loop_id": "the Loop the fact belongs to, when the trace supports it",
         "loop_position": "0-based observation order inside the loop",
         "occurred_at": "the runtime's time of the fact, if reported",
+    },
+    "model_calls": {
+        "call_id": "opaque id of the model call",
+        "session_id": "the Session the call belongs to",
+        "source_id": "the Source whose records state the call (operational)",
+        "record_ids": "records stating the call's usage",
+        "usage": "the call's token usage (input includes cache; absent members stay absent)",
+        "loop_id": "the Loop the call ran in; absent for a call outside any Loop",
+        "occurred_at": "the runtime's time of the call's first record, if reported",
+        "model": "the model the call names (else its Loop's)",
+        "provider": "the provider the trace states for the call, if any",
     },
 }

@@ -299,7 +299,7 @@ class Changes:
         assert entry.partition is not None and entry.source_id is not None
         drop = self.tail_drop.setdefault(Partition.from_key(entry.partition), {})
         drop.setdefault("sources", set()).add(entry.source_id)
-        for table in ("loops", "items"):
+        for table in ("loops", "items", "model_calls"):
             drop.setdefault(table, set()).update(tail.get(table, []))
 
     def _kept_missing(self, entry: SourceEntry) -> SourceEntry:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,8 +27,8 @@ import numpy.typing as npt
 from traceidx import ids
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.items import ItemColumns, value_row
-from traceidx.model import Item, Loop, LoopEnd, LoopModel, Session, SessionRef
-from traceidx.rules import sum_usage
+from traceidx.model import Item, Loop, LoopEnd, LoopModel, ModelCall, Session, SessionRef, Usage
+from traceidx.rules import UsageSample, sum_usage
 from traceidx.shell import parse_shell
 from traceidx.text import DEFAULT_TEXT_LIMIT, text_row
 
@@ -45,6 +46,7 @@ class Projection:
     session: Session
     loops: list[Loop]
     item_runs: list[ItemColumns]
+    calls: list[ModelCall]
 
     @property
     def items(self) -> list[Item]:
@@ -73,7 +75,9 @@ def project(
     projector = Projector(runtime, source_id, text_limit, known.get, lambda: given)
     projector.start(draft.session.native_id)
     loops = projector.loops(draft.loops)
-    return Projection(projector.session(draft.session), loops, [projector.items(draft.items)])
+    calls = projector.calls(draft.loops, draft.calls)
+    session = projector.session(draft.session)
+    return Projection(session, loops, [projector.items(draft.items)], calls)
 
 
 class Projector:
@@ -103,6 +107,7 @@ class Projector:
         self._ordinals: dict[int, int] = {}
         self._calls: dict[str, int] = {}
         self._positions: dict[int, int] = {}
+        self._call_ordinals: dict[int, int] = {}
 
     def state(self) -> dict[str, Any]:
         """What carries over from one batch to the next (for a checkpoint)."""
@@ -112,6 +117,7 @@ class Projector:
             "ordinals": dict(self._ordinals),
             "calls": dict(self._calls),
             "positions": dict(self._positions),
+            "call_ordinals": dict(self._call_ordinals),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -121,6 +127,7 @@ class Projector:
         self._ordinals = dict(state["ordinals"])
         self._calls = dict(state["calls"])
         self._positions = dict(state["positions"])
+        self._call_ordinals = dict(state.get("call_ordinals", {}))
 
     def rid(self, position: int) -> int:
         """The id of the record at `position` (computed only if not known already)."""
@@ -166,6 +173,8 @@ class Projector:
             created_at=ds.created_at,
             name=ds.name,
             working_directory=ds.working_directory,
+            project=_last_component(ds.git_root or ds.working_directory),
+            branch=ds.branch,
             forked_from=ref(ds.forked_from),
             delegated_from=ref(ds.delegated_from),
         )
@@ -197,6 +206,39 @@ class Projector:
                 )
             )
             self.loop_count += 1
+        return out
+
+    def calls(self, loops: list[DraftLoop], loose: Sequence[UsageSample] = ()) -> list[ModelCall]:
+        """ModelCall rows of the next loops' calls (a call without a model takes its Loop's),
+        then of the calls outside any Loop, in order."""
+        assert self.session_id is not None
+        out = []
+        located: list[tuple[UsageSample, int | None, str | None]] = [
+            (sample, ids.loop_id(self.source_id, loop.start), loop.model_id)
+            for loop in loops
+            for sample in loop.usage
+        ]
+        located += [(sample, None, None) for sample in loose]
+        for sample, loop_id, loop_model in located:
+            first = min(sample.records) if sample.records else -1
+            ordinal = self._call_ordinals.get(first, 0)
+            self._call_ordinals[first] = ordinal + 1
+            usage = Usage(
+                sample.input, sample.output, sample.cached, sample.cache_write, sample.reasoning
+            )
+            out.append(
+                ModelCall(
+                    call_id=ids.model_call_id(self.source_id, first, ordinal),
+                    session_id=self.session_id,
+                    source_id=self.source_id,
+                    record_ids=tuple(self.rid(p) for p in sorted(set(sample.records))),
+                    usage=usage,
+                    loop_id=loop_id,
+                    occurred_at=sample.occurred_at,
+                    model=sample.model or loop_model,
+                    provider=sample.provider,
+                )
+            )
         return out
 
     def items(self, drafts: list[DraftItem]) -> ItemColumns:
@@ -253,6 +295,12 @@ class Projector:
         out.record_ids = self.rids(supporting_at)
         self.item_count += len(out)
         return out
+
+
+def _last_component(path: str | None) -> str | None:
+    """The last component of a POSIX or Windows path (None for none)."""
+    name = re.split(r"[/\\]", path.rstrip("/\\"))[-1] if path else ""
+    return name or None
 
 
 @lru_cache(maxsize=4096)

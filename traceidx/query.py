@@ -30,6 +30,7 @@ VIEWS: tuple[str, ...] = (
     "records",
     "sessions",
     "loops",
+    "model_calls",
     "items",
     "tool_calls",
     "loop_usage",
@@ -152,6 +153,7 @@ scan_sources, read_sources = _accessors("sources")
 scan_records, read_records = _accessors("records")
 scan_sessions, read_sessions = _accessors("sessions")
 scan_loops, read_loops = _accessors("loops")
+scan_model_calls, read_model_calls = _accessors("model_calls")
 scan_items, read_items = _accessors("items")
 scan_tool_calls, read_tool_calls = _accessors("tool_calls")
 scan_loop_usage, read_loop_usage = _accessors("loop_usage")

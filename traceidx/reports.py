@@ -1,22 +1,18 @@
 """Reports: the common questions, each one SQL file in ``sql/reports/``, with shared parameters.
 
-A report runs on a connection from `traceidx.connect`: `prepare` loads the price table, sets
-the parameters as DuckDB session variables and defines the ``report_loops`` /
-``report_calls`` scope (``sql/reports/_scope.sql``); the report's own SQL then reads them.
+A report runs on a connection from `traceidx.connect`: `prepare` loads the price tables
+(`traceidx.pricing`), sets the parameters as DuckDB session variables and defines the
+``report_model_calls`` / ``report_loops`` / ``report_calls`` scope
+(``sql/reports/_scope.sql``); the report's own SQL then reads them.
 
 Parameters: ``since`` / ``until`` (local dates, inclusive), ``timezone`` (IANA name; periods
 and date bounds follow it; default: the machine's zone, else UTC), ``runtimes``, ``models``,
-``period`` (day | week | month, for ``usage``), ``limit`` (for ``slowest``).
-
-Prices: the bundled table ``traceidx/prices.json`` (versioned; USD per million tokens, with
-regular-expression model patterns), extended or overridden by a user file (``prices=`` /
-``--prices``, else ``$TRACEIDX_PRICES``, else ``$XDG_CONFIG_HOME/traceidx/prices.json``) of
-the same shape, whose entries take precedence. A model no pattern matches is unpriced.
+``period`` (day | week | month, for ``usage``), ``group_by`` (`DIMENSIONS`, for ``usage``),
+``limit``, ``prices`` (an override file, see `traceidx.pricing`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -25,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from traceidx import runtimes
+from traceidx import pricing, runtimes
 from traceidx.errors import ReportError
 
 if TYPE_CHECKING:
@@ -33,6 +29,11 @@ if TYPE_CHECKING:
     import polars as pl
 
 PERIODS = ("day", "week", "month")
+
+#: what `report usage --group-by` can group by: model, and the columns of the scope's
+#: ``session_dimensions`` table (a new dimension is a column there and its name here)
+DIMENSIONS: tuple[str, ...] = ("runtime", "model", "project", "branch", "agent")
+DEFAULT_GROUP_BY: tuple[str, ...] = ("runtime", "model")
 
 
 def _report_names() -> tuple[str, ...]:
@@ -107,6 +108,7 @@ class ReportParams:
     period: str = "day"
     limit: int | None = None
     prices: Path | None = None
+    group_by: tuple[str, ...] = DEFAULT_GROUP_BY
 
 
 def params(**kwargs: Any) -> ReportParams:
@@ -119,7 +121,9 @@ def params(**kwargs: Any) -> ReportParams:
                 values[key] = date.fromisoformat(value)
             except ValueError as exc:
                 raise ReportError(f"--{key} {value!r} is not a date (YYYY-MM-DD)") from exc
-    for key in ("runtimes", "models"):
+    if isinstance(values.get("group_by"), str):
+        values["group_by"] = tuple(v.strip() for v in values["group_by"].split(",") if v.strip())
+    for key in ("runtimes", "models", "group_by"):
         value = values.get(key)
         if isinstance(value, str):
             values[key] = (value,)
@@ -137,43 +141,6 @@ def params(**kwargs: Any) -> ReportParams:
         raise ReportError(str(exc)) from exc
 
 
-def bundled_prices() -> list[dict[str, Any]]:
-    """The price entries of the bundled table (``traceidx/prices.json``), in its order."""
-    table = json.loads(resources.files("traceidx").joinpath("prices.json").read_text("utf-8"))
-    entries: list[dict[str, Any]] = table["models"]
-    return entries
-
-
-def load_prices(override: Path | None = None) -> list[dict[str, Any]]:
-    """Price entries in precedence order (user file first, then the bundled table)."""
-    entries: list[dict[str, Any]] = []
-    user = override or _user_prices()
-    if user is not None:
-        try:
-            data = json.loads(user.read_text("utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ReportError(f"{user}: cannot read prices ({exc})") from exc
-        entries.extend(data.get("models", []))
-    entries.extend(bundled_prices())
-    for entry in entries:
-        try:
-            re.compile(entry["pattern"])
-            for key in ("input", "cached_input", "cache_write", "output"):
-                float(entry[key])
-        except (KeyError, TypeError, ValueError, re.error) as exc:
-            raise ReportError(f"bad price entry {entry!r}: {exc}") from exc
-    return entries
-
-
-def _user_prices() -> Path | None:
-    explicit = os.environ.get("TRACEIDX_PRICES")
-    if explicit:
-        return Path(explicit)
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    path = Path(config) / "traceidx" / "prices.json"
-    return path if path.is_file() else None
-
-
 def prepare(con: duckdb.DuckDBPyConnection, p: ReportParams) -> None:
     """Load prices, set the parameters and define the report scope on a connection."""
     if p.period not in PERIODS:
@@ -189,18 +156,13 @@ def prepare(con: duckdb.DuckDBPyConnection, p: ReportParams) -> None:
         raise ReportError(f"--timezone {p.timezone!r} is not an IANA zone (e.g. Europe/Berlin)")
     if p.since and p.until and p.since > p.until:
         raise ReportError(f"--since {p.since} is after --until {p.until}")
-    prices = load_prices(p.prices)
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE prices (priority INTEGER, pattern VARCHAR, input DOUBLE, "
-        "cached_input DOUBLE, cache_write DOUBLE, output DOUBLE)"
-    )
-    con.executemany(
-        "INSERT INTO prices VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            [i, e["pattern"], e["input"], e["cached_input"], e["cache_write"], e["output"]]
-            for i, e in enumerate(prices)
-        ],
-    )
+    odd = [d for d in p.group_by if d not in DIMENSIONS]
+    if odd or not p.group_by:
+        raise ReportError(
+            f"--group-by {','.join(p.group_by)!r}: give a comma-separated list of "
+            f"{', '.join(DIMENSIONS)}"
+        )
+    pricing.load(con, p.prices)
     variables: dict[str, Any] = {
         "tz": p.timezone,
         "period": p.period,
@@ -209,6 +171,7 @@ def prepare(con: duckdb.DuckDBPyConnection, p: ReportParams) -> None:
         "runtimes": list(p.runtimes) or None,
         "models": list(p.models) or None,
         "row_limit": p.limit,
+        "group_by": list(p.group_by),
     }
     for name, value in variables.items():
         if value is None:

@@ -40,13 +40,30 @@ def type_tag(value: object) -> str | None:
 
 
 class UsageSample(msgspec.Struct, frozen=True, gc=False):
-    """One model call's usage, already normalised to the contract."""
+    """One model call: its usage, already normalised to the contract, and (once `located`)
+    the record positions that state it, its time, and the model and provider it names."""
 
     input: int
     output: int
     cached: int | None = None
     cache_write: int | None = None
     reasoning: int | None = None
+    records: tuple[int, ...] = ()
+    occurred_at: int | None = None
+    model: str | None = None
+    provider: str | None = None
+
+    def located(
+        self,
+        records: tuple[int, ...],
+        occurred_at: int | None,
+        model: str | None = None,
+        provider: str | None = None,
+    ) -> UsageSample:
+        """The same call with where and when it is stated, and the model and provider."""
+        return msgspec.structs.replace(
+            self, records=records, occurred_at=occurred_at, model=model, provider=provider
+        )
 
 
 #: the integers a published column holds (Arrow int64): a larger value in a trace is not

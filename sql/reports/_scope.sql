@@ -1,38 +1,119 @@
--- scope: the loops, tool calls and sessions a report covers, and what they cost.
+-- scope: the model calls, loops, tool calls and sessions a report covers, and what they cost.
 -- Parameters are session variables set by traceidx.reports: tz (IANA zone), period
 -- (day|week|month), since/until (local dates, both inclusive; NULL = unbounded), runtimes and
 -- models (lists; NULL = all). A loop is placed by its start time in tz; a loop whose start
 -- time is unknown has an empty period and is left out when since or until is given.
+-- The model calls of the dataset with their cost (price tables from traceidx.pricing): a
+-- call is priced at its own time (else its loop's start, else its session's creation) by
+-- the entry its (model, provider) matched: the last of the entry's price periods active
+-- then (else its first), in the band of the call's input tokens; cost_usd is empty for an
+-- unpriced call. Dimensions a usage report can group by are columns here (see
+-- traceidx.reports.DIMENSIONS); agent is main, or the subagent type the delegation names.
+-- Both are tables: computed once per report (every report reads them through report_loops).
+CREATE OR REPLACE TEMP TABLE session_dimensions AS
+WITH agents AS (
+    SELECT coalesce(i.semantic.delegation.child_session_id, i.linked_session_id) AS session_id,
+           max(i.semantic.delegation.agent_type) AS agent_type
+    FROM items AS i
+    WHERE i.semantic.role = 'agent.delegation'
+      AND list_contains(getvariable('group_by'), 'agent')  -- else the items are not read
+    GROUP BY 1
+)
+-- (read from the stored rows: a session another delegated to is a subagent whether or not
+-- its parent is in the dataset)
+SELECT s.session_id,
+    arg_min(s.runtime, s.source_ids[1]) AS runtime,
+    min(s.created_at) AS created_at,
+    arg_min(s.project, s.source_ids[1]) FILTER (WHERE s.project IS NOT NULL) AS project,
+    arg_min(s.branch, s.source_ids[1]) FILTER (WHERE s.branch IS NOT NULL) AS branch,
+    CASE WHEN bool_or(s.delegated_from.session_id IS DISTINCT FROM s.session_id
+                      AND s.delegated_from IS NOT NULL)
+         THEN coalesce(any_value(a.agent_type), 'subagent') ELSE 'main' END AS agent
+FROM _sessions AS s
+LEFT JOIN agents AS a USING (session_id)
+GROUP BY s.session_id;
+
+CREATE OR REPLACE TEMP TABLE priced_calls AS
+WITH calls AS (
+    SELECT c.call_id, c.session_id, c.loop_id, c.occurred_at, c.model, c.provider,
+           c.usage.input AS input, c.usage.cached AS cached,
+           c.usage.cache_write AS cache_write, c.usage.output AS output,
+           c.usage.reasoning AS reasoning,
+           c.usage.input + c.usage.output AS total,
+           d.* EXCLUDE (session_id, created_at),
+           coalesce(c.occurred_at, l.started_at, d.created_at, now()) AS priced_at
+    FROM model_calls AS c
+    JOIN session_dimensions AS d USING (session_id)
+    LEFT JOIN _loops AS l USING (loop_id)
+),
+chosen AS (
+    SELECT c.call_id,
+        coalesce(max(r.ordinal) FILTER (WHERE r.kind = 'always'
+            OR (r.kind = 'from_date' AND c.priced_at::DATE >= r.start_date)
+            OR (r.kind = 'time_of_day' AND (
+                CASE WHEN r.end_s < r.start_s
+                     THEN (epoch_ms(c.priced_at) % 86400000) / 1000.0 >= r.start_s
+                          OR (epoch_ms(c.priced_at) % 86400000) / 1000.0 < r.end_s
+                     ELSE (epoch_ms(c.priced_at) % 86400000) / 1000.0 >= r.start_s
+                          AND (epoch_ms(c.priced_at) % 86400000) / 1000.0 < r.end_s END))),
+            0) AS ordinal
+    FROM calls AS c
+    JOIN price_rates AS r
+      ON r.model = c.model AND r.provider IS NOT DISTINCT FROM c.provider
+    GROUP BY c.call_id
+),
+rated AS (
+    SELECT ch.call_id, arg_max(r, r.above) AS rate
+    FROM chosen AS ch
+    JOIN calls AS c USING (call_id)
+    JOIN price_rates AS r
+      ON r.model = c.model AND r.provider IS NOT DISTINCT FROM c.provider
+     AND r.ordinal = ch.ordinal AND c.input > r.above
+    GROUP BY ch.call_id
+)
+SELECT c.* EXCLUDE (priced_at),
+    CASE WHEN t.rate IS NOT NULL THEN
+        t.rate.per_call
+        + (c.input - coalesce(c.cached, 0) - coalesce(c.cache_write, 0)) * t.rate.input
+        + coalesce(c.cached, 0) * t.rate.cached
+        + coalesce(c.cache_write, 0) * t.rate.cache_write
+        + c.output * t.rate.output
+    END AS cost_usd
+FROM calls AS c
+LEFT JOIN rated AS t USING (call_id);
+
+-- The model calls a report covers, placed by their own time in tz (a call without one by
+-- its loop's start): runtimes / models (the call's model) / since / until filter them.
+CREATE OR REPLACE TEMP VIEW report_model_calls AS
+SELECT c.*,
+    timezone(getvariable('tz'), coalesce(c.occurred_at, l.started_at)) AS local_at
+FROM priced_calls AS c
+LEFT JOIN _loops AS l USING (loop_id)
+WHERE (getvariable('runtimes') IS NULL OR list_contains(getvariable('runtimes'), c.runtime))
+  AND (getvariable('models') IS NULL OR list_contains(getvariable('models'), c.model))
+  AND (getvariable('since') IS NULL OR local_at >= getvariable('since')::TIMESTAMP)
+  AND (getvariable('until') IS NULL
+       OR local_at < getvariable('until')::TIMESTAMP + INTERVAL 1 DAY);
+
+-- Loops in scope: placed by their start time in tz; cost_usd sums their calls' costs (empty
+-- when any of its calls is unpriced).
 CREATE OR REPLACE TEMP VIEW report_loops AS
 WITH placed AS (
     SELECT u.*, timezone(getvariable('tz'), u.started_at) AS local_start
     FROM loop_usage AS u
 ),
-priced AS (
-    SELECT p.*,
-        (SELECT struct_pack(input := r.input, cached_input := r.cached_input,
-                            cache_write := r.cache_write, output := r.output)
-         FROM prices AS r
-         WHERE p.model IS NOT NULL AND regexp_matches(p.model, r.pattern)
-         ORDER BY r.priority LIMIT 1) AS price
-    FROM placed AS p
+costs AS (
+    SELECT loop_id, sum(cost_usd) AS cost_usd,
+           count(*) FILTER (WHERE cost_usd IS NULL) AS unpriced_calls
+    FROM priced_calls WHERE loop_id IS NOT NULL GROUP BY loop_id
 )
 SELECT
-    l.* EXCLUDE (price),
-    CASE getvariable('period')
-        WHEN 'day' THEN strftime(l.local_start, '%Y-%m-%d')
-        WHEN 'week' THEN strftime(date_trunc('week', l.local_start), '%Y-%m-%d')
-        WHEN 'month' THEN strftime(l.local_start, '%Y-%m')
-    END AS period,
+    l.*,
     CASE WHEN l.ended_at >= l.started_at
          THEN (epoch_ms(l.ended_at) - epoch_ms(l.started_at)) / 1000.0 END AS wall_s,
-    CASE WHEN l.price IS NOT NULL AND l.input IS NOT NULL AND l.output IS NOT NULL THEN
-        ((l.input - coalesce(l.cached, 0) - coalesce(l.cache_write, 0)) * l.price.input
-         + coalesce(l.cached, 0) * l.price.cached_input
-         + coalesce(l.cache_write, 0) * l.price.cache_write
-         + l.output * l.price.output) / 1e6
-    END AS cost_usd
-FROM priced AS l
+    CASE WHEN k.unpriced_calls = 0 THEN k.cost_usd END AS cost_usd
+FROM placed AS l
+LEFT JOIN costs AS k USING (loop_id)
 WHERE (getvariable('runtimes') IS NULL OR list_contains(getvariable('runtimes'), l.runtime))
   AND (getvariable('models') IS NULL OR list_contains(getvariable('models'), l.model))
   AND (getvariable('since') IS NULL OR l.local_start >= getvariable('since')::TIMESTAMP)
@@ -54,3 +135,11 @@ WHERE c.loop_id IN (SELECT loop_id FROM report_loops)
        AND (getvariable('until') IS NULL
             OR timezone(getvariable('tz'), c.started_at)
                < getvariable('until')::TIMESTAMP + INTERVAL 1 DAY));
+
+-- A period label of a local time (day YYYY-MM-DD, ISO week = its Monday's date, month
+-- YYYY-MM).
+CREATE OR REPLACE TEMP MACRO period_of(t) AS CASE getvariable('period')
+    WHEN 'day' THEN strftime(t, '%Y-%m-%d')
+    WHEN 'week' THEN strftime(date_trunc('week', t), '%Y-%m-%d')
+    WHEN 'month' THEN strftime(t, '%Y-%m')
+END;

@@ -112,6 +112,8 @@ class DraftSession:
     created_at: int | None = None
     name: str | None = None
     working_directory: str | None = None
+    git_root: str | None = None  # the git top-level, where the trace states it
+    branch: str | None = None
     delegated_from: tuple[str, int] | None = None
     forked_from: tuple[str, int] | None = None
 
@@ -119,12 +121,13 @@ class DraftSession:
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class Draft:
-    """Everything one source contributes."""
+    """Everything one source contributes; `calls` are the model calls outside any Loop."""
 
     session: DraftSession | None
     loops: list[DraftLoop]
     items: list[DraftItem]
     unknown_types: dict[str, int] = field(default_factory=dict)
+    calls: list[UsageSample] = field(default_factory=list)
 
 
 class RecordFacts(Plain):

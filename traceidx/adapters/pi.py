@@ -343,7 +343,15 @@ class PiAdapter(Adapter):
                 input_includes_cache=False,
             )
             if sample is not None:
-                loop.usage.append(sample)
+                provider = message.get("provider")
+                loop.usage.append(
+                    sample.located(
+                        (self.position,),
+                        self.time,
+                        model if isinstance(model, str) and model else None,
+                        provider if isinstance(provider, str) and provider else None,
+                    )
+                )
         content = message.get("content")
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         if isinstance(content, str) and content:

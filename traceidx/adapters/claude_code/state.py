@@ -30,12 +30,25 @@ class Turn:
 class Response:
     """One API response assembled from its per-block lines."""
 
-    __slots__ = ("key", "output", "sample", "stop_reason", "text", "turn")
+    __slots__ = (
+        "key",
+        "model",
+        "output",
+        "records",
+        "sample",
+        "stop_reason",
+        "text",
+        "time",
+        "turn",
+    )
 
     def __init__(self, key: tuple[str, str], turn: Turn) -> None:
         self.key = key
         self.turn = turn
         self.sample: UsageSample | None = None
+        self.records: list[int] = []  # the lines of the response, in order
+        self.time: int | None = None  # the runtime time of its first timed line
+        self.model: str | None = None
         self.output = -1
         self.stop_reason: str | None = None
         self.text: DraftItem | None = None  # its latest text while it is its Loop's latest
@@ -135,7 +148,9 @@ class ClaudeCodeState(Adapter):
         """Fix a Loop's usage and final answer (nothing can change them any more)."""
         for response in turn.responses:
             if response.sample is not None:
-                turn.loop.usage.append(response.sample)
+                records = tuple(response.records)
+                call = response.sample.located(records, response.time, response.model)
+                turn.loop.usage.append(call)
         last = turn.last
         if last is not None:
             self._promote_final(last)
@@ -182,6 +197,9 @@ class ClaudeCodeState(Adapter):
             self.session = session
         if session.created_at is None and self.time is not None:
             session.created_at = self.time
+        branch = obj.get("gitBranch")
+        if session.branch is None and isinstance(branch, str) and branch:
+            session.branch = branch
         cwd = obj.get("cwd")
         if session.working_directory is None and isinstance(cwd, str) and cwd:
             session.working_directory = cwd
@@ -275,7 +293,12 @@ class ClaudeCodeState(Adapter):
             response = self.responses[key] = Response(key, turn)
             turn.responses.append(response)
             turn.last = response
+        response.records.append(self.position)
+        if response.time is None:
+            response.time = self.time
         model = message.get("model")
+        if response.model is None and isinstance(model, str) and model:
+            response.model = model
         if loop.model_id is None and isinstance(model, str) and model:
             loop.model_id = model
         effort = obj.get("effort", message.get("effort"))

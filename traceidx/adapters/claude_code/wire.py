@@ -12,8 +12,9 @@ from traceidx.rules import message_text, type_tag
 #: checks that every key looked up on it is here), and of its ``toolUseResult`` (`facts`) only
 #: the facts taken from it, not the file contents, output and patches the runtime repeats there
 _READS: Final = (  # in the order the runtime writes them (each lookup starts after the last match)
-    "parentUuid", "operation", "isSidechain", "cwd", "sessionId", "agentId", "content", "type",
-    "message", "requestId", "uuid", "subtype", "isCompactSummary", "compactMetadata", "isMeta",
+    "parentUuid", "operation", "isSidechain", "cwd", "sessionId", "gitBranch", "agentId",
+    "content", "type", "message", "requestId", "uuid", "subtype", "isCompactSummary",
+    "compactMetadata", "isMeta",
     "error", "isApiErrorMessage", "interruptedMessageId", "attachment", "toolUseResult", "taskId",
     "timestamp", "sourceToolUseID", "promptSource", "origin", "effort",
 )  # fmt: skip

@@ -173,7 +173,9 @@ class CodexAdapter(CodexTools):
             return
         state = (self.by_turn.get(turn) if turn else None) or self.loop
         if state is not None:
-            state.record_usage.append(sample)
+            model = str_or_none(payload.get("model")) or state.draft.model_id
+            call = sample.located((self.position,), self.time, model, self.provider)
+            state.record_usage.append(call)
 
     def _token_count(self, payload: dict[str, Any]) -> None:
         info = payload.get("info")
@@ -195,7 +197,9 @@ class CodexAdapter(CodexTools):
         if sample is None and isinstance(total, dict):
             sample = usage_growth(total, previous)
         if sample is not None and state is not None:
-            state.count_usage.append(sample)
+            model = model or state.draft.model_id
+            call = sample.located((self.position,), self.time, model, self.provider)
+            state.count_usage.append(call)
 
     # -- compaction --------------------------------------------------------------------------------
 

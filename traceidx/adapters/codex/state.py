@@ -56,6 +56,7 @@ class CodexState(Adapter):
     def __init__(self) -> None:
         self.session: DraftSession | None = None
         self.legacy = False
+        self.provider: str | None = None  # the session's model provider, as stated
         self.subagent = False
         self.history_start: int | None = None
         self.loops: list[TurnState] = []
@@ -208,6 +209,9 @@ class CodexState(Adapter):
         created = rfc3339_ms(payload.get("timestamp"))
         session = DraftSession(native, self.position, created_at=created or self.time)
         session.working_directory = str_or_none(payload.get("cwd")) or None
+        git = payload.get("git")
+        session.branch = str_or_none(git.get("branch")) or None if isinstance(git, dict) else None
+        self.provider = str_or_none(payload.get("model_provider")) or None
         forked = str_or_none(payload.get("forked_from_id"))
         if forked:
             session.forked_from = (forked, self.position)

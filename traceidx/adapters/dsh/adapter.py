@@ -92,8 +92,9 @@ class DshAdapter(DshTools):
         loop = self._loop()
         key = step_key(data)
         # usage: the message's own; a chunk it was built from is the same call
-        sample = usage_of(data.get("usage"))
+        sample = self._located(usage_of(data.get("usage")))
         stream_sample, finish = stream_facts(data.get("stream"))
+        stream_sample = self._located(stream_sample)
         if finish is not None:
             self.finishes[key] = finish
         claimed = source_seqs(obj.get("sourceEventSeqs"))

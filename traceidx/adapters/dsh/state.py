@@ -93,6 +93,9 @@ class DshState(Adapter):
         self.turn: Turn | None = None
         self.calls: dict[str, Call] = {}
         self.pending_usage: list[tuple[int, UsageSample]] = []  # failed-attempt candidates
+        self.loose_calls: list[UsageSample] = []  # model calls outside any Loop
+        self.provider: str | None = None  # the provider the last request header names
+        self.model: str | None = None  # the model the last request header or context names
         self.finishes: dict[tuple[Any, Any], str] = {}  # (turn, step) -> finish reason kind
         self.compaction: tuple[int, str | None, int | None, DraftLoop | None] | None = None
         self.approvals: dict[str, str] = {}  # approval id -> tool name
@@ -146,7 +149,8 @@ class DshState(Adapter):
             self._emit_compaction(None)
         if self.cut is not None:
             self.loops, self.items = _inherited_dropped(self.cut, self.loops, self.items)
-        return Draft(self.session, self.loops, self.items, self.unknown)
+            self.loose_calls = [c for c in self.loose_calls if min(c.records) >= self.cut]
+        return Draft(self.session, self.loops, self.items, self.unknown, self.loose_calls)
 
     # -- header, seqs and the inherited prefix -----------------------------------------------
 
@@ -253,9 +257,20 @@ class DshState(Adapter):
 
     # -- usage -------------------------------------------------------------------------------
 
+    def _located(self, sample: UsageSample | None) -> UsageSample | None:
+        """A model call's usage stated by the current record, with the model routed to."""
+        if sample is None:
+            return None
+        model = self.turn.route_model if self.turn is not None else None
+        return sample.located((self.position,), self.time, model or self.model, self.provider)
+
     def _count(self, sample: UsageSample | None, loop: DraftLoop | None) -> None:
-        if sample is not None and loop is not None:
+        if sample is None:
+            return
+        if loop is not None:
             loop.usage.append(sample)
+        else:
+            self.loose_calls.append(sample)
 
     def _flush_usage(self) -> None:
         """Usage chunks no message claimed belong to failed attempts: they count."""
@@ -277,9 +292,11 @@ class DshState(Adapter):
     def _request_header(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
         config = dict_or_empty(dict_or_empty(data.get("header")).get("config"))
         model = nonempty_str(config.get("model"))
+        self.provider = nonempty_str(config.get("provider")) or self.provider
         effort = nonempty_str(config.get("reasoningEffort"))
         if effort is not None:
             self.effort = (model, effort)
+        self.model = model or self.model
         if self.turn is not None and model is not None:
             self.turn.route_model = model
 
@@ -288,6 +305,7 @@ class DshState(Adapter):
         window = int_or_none(data.get("contextWindow"))
         if window is not None and window > 0:
             self.window = (model, window)
+        self.model = model or self.model
         if self.turn is not None and model is not None:
             self.turn.route_model = model
 
@@ -295,7 +313,7 @@ class DshState(Adapter):
         chunk = dict_or_empty(data.get("chunk"))
         kind = type_tag(chunk.get("type"))
         if kind == "usage":
-            sample = usage_of(chunk.get("usage"))
+            sample = self._located(usage_of(chunk.get("usage")))
             seq = self.next_seq - 1
             if sample is not None:
                 self.pending_usage.append((seq, sample))
@@ -306,7 +324,7 @@ class DshState(Adapter):
 
     def _attempt(self, obj: dict[str, Any], data: dict[str, Any]) -> None:
         sample, finish = stream_facts(data.get("stream"))
-        self._count(sample, self._loop())
+        self._count(self._located(sample), self._loop())
         if finish is not None:
             self.finishes[step_key(data)] = finish
 
@@ -325,8 +343,9 @@ class DshState(Adapter):
                 self._emit_compaction(None)
             text, _ = content_text(dicts_in(data.get("summary")))
             self.compaction = (self.position, text or None, self.time, self._loop())
-            if self.turn is not None:  # the summariser's own model call
-                self._count(usage_of(data.get("usage")), self.turn.loop)
+            # the summariser's own model call: in the turn it happens in, else the session's
+            loop = self.turn.loop if self.turn is not None else None
+            self._count(self._located(usage_of(data.get("usage"))), loop)
         elif phase == "end" and self.compaction is not None:
             self._emit_compaction(None)
 
