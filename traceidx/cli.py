@@ -18,7 +18,7 @@ from typing import Any
 
 from traceidx import __version__, compiled, runtimes
 from traceidx.dataset import default_dataset, read_manifest
-from traceidx.errors import DamagedPart, DatasetLocked, TraceidxError, UsageError
+from traceidx.errors import DamagedPart, DatasetLocked, ReportError, TraceidxError, UsageError
 from traceidx.frame import algorithm_of
 from traceidx.manifest import Manifest
 from traceidx.output import cell, print_rows, totals_row
@@ -178,6 +178,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         prices=args.prices,
     )
     con = connect(args.dataset)
+    if args.name == "html":
+        return _write_html(con, p, args.output)
+    if args.output is not None:
+        raise UsageError("--output is for `report html`; other reports write to stdout")
     rel = run_report(con, args.name, p)
     columns, data = list(rel.columns), rel.fetchall()
     total = totals_row(columns, data, "total") if args.name == "usage" else None
@@ -186,6 +190,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{args.name}: {report_summary(args.name)}\n")
         sys.stdout.write(f"({span}, timezone {p.timezone})\n\n")
     print_rows(columns, data, args.format, total)
+    return EXIT_OK
+
+
+def _write_html(con: Any, p: Any, output: Path | None) -> int:
+    from traceidx.htmlreport import write
+
+    if output is None:
+        raise UsageError("report html needs --output FILE (the HTML file to write)")
+    path = write(con, p, output.expanduser())
+    sys.stdout.write(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)\n")
     return EXIT_OK
 
 
@@ -335,6 +349,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from traceidx.build import build
     from traceidx.demo import write_demo
+    from traceidx.htmlreport import write as write_html
     from traceidx.query import connect
     from traceidx.reports import params, run_report
 
@@ -377,6 +392,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         total = totals_row(columns, data, "total") if name == "usage" else None
         sys.stdout.write(f"\n{title} (traceidx report {name}):\n")
         print_rows(columns, data, "table", total)
+    try:
+        page = write_html(con, params(timezone="UTC", period="week"), corpus / "report.html")
+        sys.stdout.write(f"\nthe HTML report (charts and tables, one file): {page}\n")
+    except ReportError as exc:  # the html extra is not installed
+        _err(f"no HTML report: {exc}")
     sys.stdout.write(
         f"\nnext: traceidx report tools --dataset {dataset}\n"
         f'      traceidx sql --dataset {dataset} "SELECT * FROM loop_usage LIMIT 5"\n'
@@ -427,7 +447,9 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("report", parents=[common], help="run a report (usage, models, …)")
-    p.add_argument("name", choices=REPORTS, help="the report")
+    p.add_argument(
+        "name", choices=(*REPORTS, "html"), help="the report (html: charts and tables, one file)"
+    )
     p.add_argument("--since", help="first local date included (YYYY-MM-DD)")
     p.add_argument("--until", help="last local date included (YYYY-MM-DD)")
     p.add_argument("--timezone", help="IANA zone for dates and periods (default: this machine's)")
@@ -439,6 +461,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--prices", type=Path, help="a prices JSON file overriding the bundled table")
     p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
+    p.add_argument("--output", type=Path, help="html: the file to write")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
