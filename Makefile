@@ -59,6 +59,9 @@ unit-compiled: $(BUILT)
 
 test: lint typecheck unit unit-compiled
 
+screenshot: $(STAMP) chromium
+	$(BIN)/python -m tests.screenshot docs/report.png
+
 notebooks: $(STAMP)
 	$(BIN)/python notebooks/execute.py --save
 
