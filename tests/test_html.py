@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from tests.browser import Opened, ensure_chromium, open_page, variance
 from tests.conftest import WITH_CORPUS, traceidx_cli
@@ -230,3 +232,52 @@ def test_the_corpus_report_is_small_and_renders(
     assert seen.console_errors == [] and len(seen.requests) == 1
     assert {"tokens", "models", "projects", "slow-tool"} <= set(seen.marks)
     assert all(count > 0 for count in seen.marks.values()), seen.marks
+
+
+@pytest.fixture(scope="module")
+def demo_frames(demo: Path) -> dict[str, Any]:
+    """The demo's report rows as the HTML report collects them."""
+    from traceidx.htmlreport import collect
+    from traceidx.query import connect
+    from traceidx.reports import params
+
+    return collect(connect(demo), params(timezone="UTC"))
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.text(max_size=12),
+)
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    section=st.sampled_from(SECTIONS),
+    column=st.from_regex(r"[a-z][a-z_]{0,10}(_usd|_share|_rate|_ratio|_ms)?", fullmatch=True),
+    values=st.lists(_VALUES, min_size=1, max_size=1),
+)
+def test_a_new_report_column_is_shown_without_breaking_the_page(
+    demo_frames: dict[str, Any], section: str, column: str, values: list[Any]
+) -> None:
+    import polars as pl
+
+    from traceidx.htmlreport import render
+    from traceidx.reports import params
+
+    frames = dict(demo_frames)
+    assume(column not in frames[section].columns)
+    height = len(frames[section])
+    extra = pl.Series(column, values * height, strict=False)
+    frames[section] = frames[section].with_columns(extra)
+    page = render(frames, params(timezone="UTC"))
+    data = re.search(r'id="traceidx-data">(.*?)</script>', page)
+    assert data is not None
+    rows = json.loads(data.group(1))[section]
+    assert len(rows) == height and all(column in row for row in rows)
+    if section != "tools" and height:  # each of these sections shows its report's columns
+        assert f">{column}</th>" in page or f'id="{column}"' in page

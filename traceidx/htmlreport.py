@@ -11,6 +11,7 @@ Needs the ``html`` extra (altair, vl-convert-python, great-tables); no other com
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import html
 import json
 import math
@@ -92,9 +93,6 @@ def _jsonable(value: Any) -> Any:
 def render(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
     """The whole page for the reports' rows."""
     _require()
-    import vl_convert as vlc
-    from altair.utils._importers import vl_version_for_vl_convert
-
     page = Page()
     page.parts.append(_header(frames, p))
     _usage(page, frames["usage"], p)
@@ -106,8 +104,7 @@ def render(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
         name: [{k: _jsonable(v) for k, v in row.items()} for row in frame.iter_rows(named=True)]
         for name, frame in frames.items()
     }
-    # the stub asks for a snippet; without one the bundle defines vegaEmbed on window
-    bundle = vlc.javascript_bundle(None, vl_version=vl_version_for_vl_convert())  # type: ignore[arg-type]
+    bundle = _bundle()
     return _PAGE.format(
         title=html.escape(_title(p)),
         css=_CSS,
@@ -116,6 +113,16 @@ def render(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
         data=_script_json(embedded),
         specs=_script_json(page.charts),
     )
+
+
+@functools.cache
+def _bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script (vl-convert's bundle for Altair's version)."""
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    # the stub asks for a snippet; without one the bundle defines vegaEmbed on window
+    return vlc.javascript_bundle(None, vl_version=vl_version_for_vl_convert())  # type: ignore[arg-type]
 
 
 def write(con: duckdb.DuckDBPyConnection, p: ReportParams, output: Path) -> Path:
@@ -170,7 +177,7 @@ def _header(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
         f"cost ${_n(cost, 2)} over priced loops" if cost is not None else "no priced loops",
     ]
     missing = []
-    if "unpriced_loops" in usage.columns:
+    if {"unpriced_loops", "model"} <= set(usage.columns):
         unpriced = usage.filter(usage["unpriced_loops"] > 0)
         names = sorted({m or UNKNOWN for m in unpriced.get_column("model").to_list()})
         if names:
@@ -414,7 +421,11 @@ def _table(name: str, frame: pl.DataFrame, title: str) -> str:
 
     table = gt.GT(frame, id=f"table-{name}").tab_header(title=title)
     for column, dtype in frame.schema.items():
-        if column.endswith("_usd"):
+        if dtype == pl.Boolean:
+            table = table.fmt(lambda v: "yes" if v else "no", columns=column)
+        elif not dtype.is_numeric():
+            continue  # text as it is
+        elif column.endswith("_usd"):
             table = table.fmt_currency(column, decimals=4)
         elif column.endswith(("_share", "_rate")):
             table = table.fmt_percent(column, decimals=2)
@@ -422,10 +433,8 @@ def _table(name: str, frame: pl.DataFrame, title: str) -> str:
             table = table.fmt_number(column, decimals=4)
         elif dtype.is_integer():
             table = table.fmt_integer(column)
-        elif dtype.is_float():
+        else:
             table = table.fmt_number(column, decimals=2, drop_trailing_zeros=True)
-        elif dtype == pl.Boolean:
-            table = table.fmt(lambda v: "yes" if v else "no", columns=column)
     table = table.sub_missing(missing_text="–").opt_table_font(stack="system-ui")
     return f'<section class="table" data-table="{name}">{table.as_raw_html()}</section>'
 
