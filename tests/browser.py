@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM = Path("/usr/bin/chromium")
+#: an A4 page's width less Chromium's default print margins (0.4 in each side), CSS pixels
+PRINT_WIDTH = 718
 #: the flags the page is opened with (a fresh profile is added per run)
 FLAGS = (
     "--headless",
@@ -53,6 +55,8 @@ class Opened:
     tables: dict[str, list[list[str]]]
     data: dict[str, list[dict[str, Any]]]
     screenshot: bytes
+    #: the page's width when printed at `PRINT_WIDTH` (wider: it would be cut or shrunk)
+    print_width: int
 
 
 _MARKS = """() => Object.fromEntries([...document.querySelectorAll('.chart')].map(div =>
@@ -94,9 +98,12 @@ def open_page(path: Path, width: int = 1100) -> Opened:
                 "() => JSON.parse(document.getElementById('traceidx-data').textContent)"
             )
             shot = page.screenshot(full_page=True, type="png")
+            page.emulate_media(media="print")
+            page.set_viewport_size({"width": PRINT_WIDTH, "height": 1000})
+            printed = page.evaluate("() => document.documentElement.scrollWidth")
         finally:
             context.close()
-    return Opened(errors, requests, marks, tables, data, shot)
+    return Opened(errors, requests, marks, tables, data, shot, printed)
 
 
 def variance(png: bytes) -> float:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.browser import Opened, ensure_chromium, open_page, variance
+from tests.browser import PRINT_WIDTH, Opened, ensure_chromium, open_page, variance
 from tests.conftest import WITH_CORPUS, traceidx_cli
 from traceidx.build import build
 from traceidx.demo import RUNTIMES, write_demo
@@ -109,6 +109,7 @@ def test_the_demo_report_renders_in_chromium_without_errors_or_network(
     assert all(count > 0 for count in seen.marks.values()), seen.marks
     assert seen.screenshot.startswith(b"\x89PNG")
     assert variance(seen.screenshot) > 100  # a blank (one-colour) page has 0
+    assert seen.print_width <= PRINT_WIDTH  # printed, nothing is cut off at the page's edge
 
 
 def _number(text: str) -> float | None:

@@ -118,20 +118,24 @@ def render(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
 @functools.cache
 def _bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one script (vl-convert's bundle for Altair's version)."""
+    import altair as alt
     import vl_convert as vlc
-    from altair.utils._importers import vl_version_for_vl_convert
 
+    version = "_".join(alt.SCHEMA_VERSION.split(".")[:2])  # v6.4.1 -> v6_4
     # the stub asks for a snippet; without one the bundle defines vegaEmbed on window
-    return vlc.javascript_bundle(None, vl_version=vl_version_for_vl_convert())  # type: ignore[arg-type]
+    return vlc.javascript_bundle(None, vl_version=version)  # type: ignore[arg-type]
 
 
 def write(con: duckdb.DuckDBPyConnection, p: ReportParams, output: Path) -> Path:
-    """Write the page for the scope to `output` (parent folders made); returns its path."""
+    """Write the page for the scope to `output` (parent folders made, the old file replaced
+    whole); returns its path."""
     _require()
     text = render(collect(con, p), p)
+    partial = output.with_name(f".{output.name}.partial")
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(output)  # a reader never sees half a page
     except OSError as exc:
         raise ReportError(f"{output}: cannot write the report ({exc.strerror or exc})") from exc
     return output
@@ -446,15 +450,18 @@ h1 { font-size: 1.5rem; margin-bottom: .25rem; }
 h2 { font-size: 1.2rem; margin-top: 2.5rem; border-bottom: 1px solid #ccc; }
 header .scope, .about, .note { color: #555; }
 .chart { margin: 1rem 0; }
+.chart svg { max-width: 100%; height: auto; }
 section.table { margin: 1rem 0; overflow-x: auto; }
 section.table table { font-size: 12px !important; }
 section.table td { white-space: nowrap; }
 @media print {
   body { margin: 0; max-width: none; font-size: 10pt; }
-  h2 { break-after: avoid; page-break-after: avoid; }
   .chart, section.table, header { break-inside: avoid; page-break-inside: avoid; }
-  section.table { overflow: visible; }
-  section.table table { font-size: 8pt !important; }
+  h2, .about { break-after: avoid; page-break-after: avoid; }
+  section.table, section.table > div { overflow: visible !important; }
+  section.table table { font-size: 6.5pt !important; width: 100% !important; }
+  section.table td, section.table th { white-space: normal; overflow-wrap: anywhere;
+                                       padding: 2px 3px !important; }
   .vega-embed .vega-actions, .vega-embed summary { display: none !important; }
 }
 """
