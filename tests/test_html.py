@@ -166,13 +166,15 @@ def test_the_header_says_what_was_counted_and_missing(demo: Path, tmp_path: Path
     usage = report_json(demo, "usage", "--timezone", "UTC")
     loops = sum(r["loops"] for r in usage)
     without = sum(r["loops_without_usage"] for r in usage)
-    unpriced = sum(r["unpriced_loops"] for r in usage)
+    column = next(c for c in usage[0] if c.startswith("unpriced_"))  # loops, or calls
+    unpriced = sum(r[column] for r in usage)
     calls = [r for r in report_json(demo, "tools", "--timezone", "UTC") if r["kind"] == "tool"]
     no_duration = sum(r["calls"] - r["with_duration"] for r in calls)
     assert f"Counted: {loops:,} loops, " in text
     assert f"{sum(r['calls'] for r in calls):,} tool calls" in text
     assert f"<li>{without:,} loops reported no usage</li>" in text
-    assert f"<li>{unpriced:,} loops of unpriced models (" in text
+    noun = column.removeprefix("unpriced_")
+    assert f"<li>{unpriced:,} {noun} of unpriced models (" in text
     assert f"<li>{no_duration:,} tool calls have no duration</li>" in text
 
 

@@ -178,9 +178,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         prices=args.prices,
     )
     con = connect(args.dataset)
+    output = getattr(args, "output", None)  # only `report` has --output
     if args.name == "html":
-        return _write_html(con, p, args.output)
-    if args.output is not None:
+        return _write_html(con, p, output)
+    if output is not None:
         raise UsageError("--output is for `report html`; other reports write to stdout")
     rel = run_report(con, args.name, p)
     columns, data = list(rel.columns), rel.fetchall()

@@ -181,13 +181,14 @@ def _header(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
         f"cost ${_n(cost, 2)} over priced loops" if cost is not None else "no priced loops",
     ]
     missing = []
-    if {"unpriced_loops", "model"} <= set(usage.columns):
-        unpriced = usage.filter(usage["unpriced_loops"] > 0)
-        names = sorted({m or UNKNOWN for m in unpriced.get_column("model").to_list()})
+    for column in [c for c in usage.columns if c.startswith("unpriced_")][:1]:
+        # unpriced_loops or unpriced_calls: what the report counts as lacking a price
+        unpriced = usage.filter(usage[column] > 0)
+        names = sorted({str(m or UNKNOWN) for m in unpriced.get_column(_key(usage))})
         if names:
             missing.append(
-                f"{_n(_total(unpriced, 'unpriced_loops'))} loops of unpriced models "
-                f"({', '.join(names)}) have no cost"
+                f"{_n(_total(unpriced, column))} {column.removeprefix('unpriced_')} of unpriced "
+                f"{_key(usage)}s ({', '.join(names)}) have no cost"
             )
     if "loops_without_usage" in usage.columns:
         missing.append(f"{_n(_total(usage, 'loops_without_usage'))} loops reported no usage")
@@ -208,6 +209,11 @@ def _header(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
         f'<p>Missing or unknown:</p><ul class="missing" id="missing">{items}</ul>'
         "</header>"
     )
+
+
+def _key(usage: pl.DataFrame) -> str:
+    """What the usage rows are stacked by: the model, else the first dimension grouped by."""
+    return "model" if "model" in usage.columns else usage.columns[1]
 
 
 def _label(frame: pl.DataFrame, column: str) -> pl.DataFrame:
@@ -231,7 +237,7 @@ def _usage(page: Page, usage: pl.DataFrame, p: ReportParams) -> None:
     if usage.is_empty():
         page.note("No loops in scope.")
         return
-    key = "model" if "model" in usage.columns else usage.columns[1]
+    key = _key(usage)
     shown = _label(usage, key).with_columns(pl.col("period").replace("", UNKNOWN))
     base = alt.Chart(shown).properties(width=WIDTH, height=220)
     axis = alt.X("period:O", title=p.period, axis=alt.Axis(labelOverlap=True))
