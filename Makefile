@@ -13,7 +13,8 @@ CHECK    := build/check
 SMOKE    := tests/test_compiled.py tests/test_golden.py tests/test_cli.py
 CORPUS   ?= $(abspath ../shared/corpus)
 
-.PHONY: setup compiled demo test lint typecheck unit unit-compiled bench notebooks clean
+.PHONY: setup compiled demo test lint typecheck chromium unit unit-compiled bench notebooks \
+	screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,7 +43,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+# the browser the HTML report tests open it in (Debian's chromium; installed as root where missing)
+chromium:
+	@test -x /usr/bin/chromium || [ "$$(id -u)" != 0 ] || \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
+unit: $(STAMP) chromium
 	TRACEIDX_BUILD=pure $(BIN)/python -m pytest
 
 unit-compiled: $(BUILT)
@@ -52,6 +58,9 @@ unit-compiled: $(BUILT)
 		PYTHONPATH=$(abspath $(COMPILED)) $(abspath $(BIN))/python -m pytest $(SMOKE)
 
 test: lint typecheck unit unit-compiled
+
+screenshot: $(STAMP) chromium
+	$(BIN)/python -m tests.screenshot docs/report.png
 
 notebooks: $(STAMP)
 	$(BIN)/python notebooks/execute.py --save

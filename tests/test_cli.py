@@ -199,6 +199,9 @@ def test_demo_builds_every_runtime_and_reports(tmp_path: Path) -> None:
     for title in ("token usage by month", "models side by side", "the slowest tool calls"):
         assert title in done.stdout
     assert f"traceidx report tools --dataset {tmp_path / 'ds'}" in done.stdout
+    page = tmp_path / "traces" / "report.html"
+    assert f"the HTML report (charts and tables, one file): {page}\n" in done.stdout
+    assert page.read_text("utf-8").startswith("<!DOCTYPE html>")
 
 
 def test_a_vanished_source_is_reported_missing_not_failed(tmp_path: Path) -> None:

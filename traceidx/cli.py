@@ -19,7 +19,7 @@ from typing import Any
 
 from traceidx import __version__, compiled, runtimes
 from traceidx.dataset import default_dataset, read_manifest
-from traceidx.errors import DamagedPart, DatasetLocked, TraceidxError, UsageError
+from traceidx.errors import DamagedPart, DatasetLocked, ReportError, TraceidxError, UsageError
 from traceidx.frame import algorithm_of
 from traceidx.manifest import Manifest
 from traceidx.output import cell, print_rows, terminal_width, totals_row
@@ -181,6 +181,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         group_by=args.group_by,
     )
     con = connect(args.dataset)
+    output = getattr(args, "output", None)  # only `report` has --output
+    if args.name == "html":
+        return _write_html(con, p, output)
+    if output is not None:
+        raise UsageError("--output is for `report html`; other reports write to stdout")
     rel = run_report(con, args.name, p)
     columns, data = list(rel.columns), rel.fetchall()
     total = totals_row(columns, data, "total") if args.name == "usage" else None
@@ -191,6 +196,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write((textwrap.fill(summary, room) if room else summary) + "\n")
         sys.stdout.write(f"({span}, timezone {p.timezone})\n\n")
     print_rows(columns, data, args.format, total, wide=args.wide, detail=report_detail(args.name))
+    return EXIT_OK
+
+
+def _write_html(con: Any, p: Any, output: Path | None) -> int:
+    from traceidx.htmlreport import write
+
+    if output is None:
+        raise UsageError("report html needs --output FILE (the HTML file to write)")
+    path = write(con, p, output.expanduser())
+    sys.stdout.write(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)\n")
     return EXIT_OK
 
 
@@ -346,6 +361,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from traceidx.build import build
     from traceidx.demo import write_demo
+    from traceidx.htmlreport import write as write_html
     from traceidx.query import connect
     from traceidx.reports import params, report_detail, run_report
 
@@ -388,6 +404,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         total = totals_row(columns, data, "total") if name == "usage" else None
         sys.stdout.write(f"\n{title} (traceidx report {name}):\n")
         print_rows(columns, data, "table", total, detail=report_detail(name))
+    try:
+        page = write_html(con, params(timezone="UTC", period="week"), corpus / "report.html")
+        sys.stdout.write(f"\nthe HTML report (charts and tables, one file): {page}\n")
+    except ReportError as exc:  # the html extra is not installed
+        _err(f"no HTML report: {exc}")
     sys.stdout.write(
         f"\nnext: traceidx report tools --dataset {dataset}\n"
         f'      traceidx sql --dataset {dataset} "SELECT * FROM loop_usage LIMIT 5"\n'
@@ -441,7 +462,9 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("report", parents=[common], help="run a report (usage, models, …)")
-    p.add_argument("name", choices=REPORTS, help="the report")
+    p.add_argument(
+        "name", choices=(*REPORTS, "html"), help="the report (html: charts and tables, one file)"
+    )
     _report_options(p)
     p.add_argument(
         "--group-by",
@@ -449,6 +472,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"usage: comma-separated dimensions among {','.join(DIMENSIONS)} "
         f"(default: {','.join(DEFAULT_GROUP_BY)})",
     )
+    p.add_argument("--output", type=Path, help="html: the file to write")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
