@@ -26,6 +26,9 @@ The rules (after the Source/Record change rules of the contract):
 * **repaired** — a source whose facts lived in a damaged or missing part
   (traceidx.dataset.check_parts) is re-projected from its first byte, whatever its file did;
   if its file is gone, its facts are lost and reported by name.
+* **rechecked** — a copy of another source's records (traceidx.copies) whose original
+  changed, vanished or left the dataset is read again from its first byte, so that it is
+  counted again if it no longer is a copy.
 * **superseded** — discovery reports files whose facts another file holds (older dsh log
   generations, a compressed copy beside a plain rollout); if such a file was in the dataset,
   its facts are removed.
@@ -43,21 +46,38 @@ from traceidx.records import SourceKeys
 from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks, open_regular
 
 Action = Literal[
-    "unchanged", "new", "appended", "rewritten", "retried", "repaired", "missing", "unreadable"
+    "unchanged",
+    "new",
+    "appended",
+    "rewritten",
+    "retried",
+    "repaired",
+    "rechecked",
+    "missing",
+    "unreadable",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What to do with one locator."""
+    """What to do with one locator, and the origin its source row names."""
 
     locator: str
     action: Action
     size: int = 0
+    origin: str | None = None
 
     @property
     def ingest(self) -> bool:
-        return self.action in ("new", "appended", "rewritten", "retried", "repaired", "unreadable")
+        return self.action in (
+            "new",
+            "appended",
+            "rewritten",
+            "retried",
+            "repaired",
+            "rechecked",
+            "unreadable",
+        )
 
 
 def head_digest(head: bytes) -> str:
