@@ -114,8 +114,7 @@ class BuildReport:
             "loops": sum(e.loops for e in live),
             "items": sum(e.items for e in live),
             "bytes": sum(e.indexed_bytes for e in live),
-            "copies": sum(1 for e in self.sources.values() if e.state == "indexed")
-            - len(live),
+            "copies": sum(1 for e in self.sources.values() if e.state == "indexed") - len(live),
             "redacted": sum(n for e in live for n in e.redacted.values()),
         }
 
