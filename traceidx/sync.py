@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from traceidx.frame import FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
 from traceidx.manifest import SourceEntry
@@ -58,6 +58,10 @@ Action = Literal[
 ]
 
 
+#: the actions that read the source (every one but these two)
+_READ = frozenset(get_args(Action)) - {"unchanged", "missing"}
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What to do with one locator, and the origin its source row names."""
@@ -69,15 +73,7 @@ class Decision:
 
     @property
     def ingest(self) -> bool:
-        return self.action in (
-            "new",
-            "appended",
-            "rewritten",
-            "retried",
-            "repaired",
-            "rechecked",
-            "unreadable",
-        )
+        return self.action in _READ
 
 
 def head_digest(head: bytes) -> str:
