@@ -229,3 +229,29 @@ def test_ordinary_text_is_not_redacted(text: str) -> None:
     from traceidx.redact import Redactor
 
     assert Redactor().text(text) == (text, 0)
+
+
+def test_a_copy_counts_again_when_its_original_changes(tmp_path: Path) -> None:
+    rollouts = sorted(fixture_path("generated", "codex").rglob("*.jsonl"))
+    first, other = rollouts[0], rollouts[1]
+    original, copy = tmp_path / "a" / first.name, tmp_path / "c" / first.name
+    for path in (original, copy):
+        path.parent.mkdir()
+        shutil.copyfile(first, path)
+    dataset = tmp_path / "dataset"
+    _build(dataset, "--origin", "one", str(original.parent))
+    assert _build(dataset, "--origin", "two", str(copy.parent))["copies"] == 1
+
+    shutil.copyfile(other, original)  # the original now holds another session
+    summary = _build(dataset, "--origin", "three", str(original.parent))
+    assert summary["actions"] == {"rewritten": 1, "rechecked": 1}
+    assert summary["copies"] == 0
+    rows = _sql(dataset, "SELECT locator, origin, duplicate_of FROM sources ORDER BY locator")
+    assert rows == [
+        {"locator": str(original), "origin": "one", "duplicate_of": None},
+        {"locator": str(copy), "origin": "two", "duplicate_of": None},
+    ]
+    expected = tmp_path / "expected"
+    _build(expected, str(first), str(other))
+    whole = "SELECT count(*) AS loops, sum(usage.input) AS input FROM loops"
+    assert _sql(dataset, whole) == _sql(expected, whole)
