@@ -93,6 +93,10 @@ def test_two_origins_and_a_copy_under_a_third(tmp_path: Path) -> None:
     )
     assert sources[2] == {"origin": "carol", "n": copies, "copies": copies, "of_alice": copies}
     assert sources[0]["copies"] == sources[1]["copies"] == 0
+    status = traceidx_cli("status", "--dataset", str(dataset), "--format", "json")
+    assert {"runtime": "codex", "state": "copy (counted once)", "sources": copies} in json.loads(
+        status.stdout
+    )
     # a copy publishes its source row only
     assert _sql(
         dataset,

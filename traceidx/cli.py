@@ -241,6 +241,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             state = "missing"
         elif state == "indexed" and entry.failed:
             state = "failed (previous facts kept)"
+        elif state == "indexed" and entry.duplicate_of:
+            state = "copy (counted once)"
         states[(entry.runtime or "-", state)] += 1
     rows = [(rt, st, n) for (rt, st), n in sorted(states.items())]
     if args.format == "table":
