@@ -232,7 +232,9 @@ class Changes:
         out = {}
         for d in decisions:
             entry = self.known.get(d.locator)
-            if d.action == "appended" and entry is not None and entry.checkpoint:
+            # a copy published none of the rows its checkpoint settled: it is read whole
+            copy = entry is not None and entry.duplicate_of is not None
+            if d.action == "appended" and entry is not None and entry.checkpoint and not copy:
                 out[d.locator] = str(self.dataset / entry.checkpoint)
         return out
 
@@ -324,8 +326,8 @@ class Changes:
             if read:  # its staged rows stay unpublished
                 assert entry.source_id is not None
                 stage.skip.add(entry.source_id)
-            else:  # its published rows go (a counted source's, or a copy's old source row)
-                self.forget(self.known.get(locator))
+            # its published rows go, all of them (a counted source's, a copy's source row)
+            self.forget(self.known.get(locator))
             entry = msgspec.structs.replace(entry, duplicate_of=host)
             self.entries[locator] = copies[locator] = entry
             source_id = self.entries[host].source_id
