@@ -259,3 +259,17 @@ def test_a_copy_counts_again_when_its_original_changes(tmp_path: Path) -> None:
     _build(expected, str(first), str(other))
     whole = "SELECT count(*) AS loops, sum(usage.input) AS input FROM loops"
     assert _sql(dataset, whole) == _sql(expected, whole)
+
+
+def test_a_secret_across_the_text_bound_leaks_no_part(tmp_path: Path) -> None:
+    """Texts are redacted whole, then bounded: a secret the bound cuts leaves no prefix."""
+    trace = _planted(tmp_path / "traces")
+    dataset = tmp_path / "dataset"
+    _build(dataset, "--redact", "--text-limit", "30", str(trace))
+    rows = _sql(dataset, TEXTS)
+    values = [row["text"]["value"] for row in rows if row["text"] is not None]
+    assert "Deploy with access key [REDACT" in values  # the AWS key began at byte 23
+    assert "git clone https://deploy:[REDA" in values  # the password began at byte 25
+    published = json.dumps(rows)
+    for secret in (SECRETS["AWS_KEY"], SECRETS["URL_PASSWORD"]):
+        assert secret[:4] not in published

@@ -262,14 +262,17 @@ class Projector:
         return out
 
 
-def _redact_call(value: dict[str, Any], redactor: Redactor) -> None:
-    """A tool call's arguments and shell fragments with their secrets replaced."""
+def _redact_call(
+    value: dict[str, Any], redactor: Redactor, command: str | None, limit: int
+) -> None:
+    """A tool call's arguments and shell fragments (of `command`) with their secrets
+    replaced."""
     arguments = value.get("arguments")
     if isinstance(arguments, str):
         value["arguments"], value["redactions"] = redactor.arguments(arguments)
     fragments = value.get("shell_fragments")
-    if fragments:
-        value["shell_fragments"] = redactor.fragments(fragments)
+    if fragments and command is not None:
+        value["shell_fragments"] = redactor.fragments(fragments, redactor.text_row(command, limit))
 
 
 @lru_cache(maxsize=4096)
@@ -316,7 +319,7 @@ def _semantic(
             role = "agent.tool_call.shell"
             value["shell_fragments"] = fragments
     if redactor is not None and role.startswith("agent.tool_call"):
-        _redact_call(value, redactor)
+        _redact_call(value, redactor, draft.shell_command, limit)
     try:  # wrongly typed members are refused when the row is encoded against the schema
         return role, value_row(role, value), linked
     except ValueError as exc:

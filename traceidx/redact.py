@@ -144,13 +144,14 @@ class Redactor:
         redacted = walk(decoded)
         return (msgspec.json.encode(redacted).decode() if total else arguments), total
 
-    def fragments(self, rows: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
-        """Shell fragment rows (shared, so copied) with secrets replaced in their text, program
-        names, argument words and redirect targets; the fragment's text counts them."""
+    def fragments(
+        self, rows: tuple[dict[str, Any], ...], text: dict[str, Any]
+    ) -> tuple[dict[str, Any], ...]:
+        """Shell fragment rows of a command (shared, so copied) with secrets replaced in their
+        program names, argument words and redirect targets; `text` is the command's redacted
+        text row (`text_row`: redacted whole, then bounded), which counts them."""
         out = []
         for fragment in rows:
-            text = dict(fragment["text"])
-            text["value"], text["redactions"] = self.text(text["value"])
             statements = []
             for statement in fragment.get("statements", ()):
                 invocations = [
