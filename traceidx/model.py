@@ -519,10 +519,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "locator": "canonical absolute path of the trace file",
         "runtime": "program that wrote the trace: claude_code, codex, pi or dsh",
         "compression": "none, or zstd (record ranges are offsets in the decoded stream)",
-        "origin": "machine or person the file came from (build --origin; by default the "
-        "hostname of the machine that first indexed it)",
-        "duplicate_of": "the source holding this file's records when it is a copy (whole or "
-        "an earlier prefix); a copy publishes no records, sessions, loops or items",
+        "origin": "machine or person the file came from (build --origin; default: hostname)",
+        "duplicate_of": "the source whose records this copy holds; a copy publishes no facts",
     },
     "records": {
         "record_id": "opaque id of the line (from source and position)",
