@@ -16,15 +16,16 @@ in the dataset after a build:
   counts again if it no longer is a copy; one whose original's file is gone stays a copy
   (the original's facts stay until ``traceidx prune``).
 
-Prefixes are compared by the digest of the first N record fingerprints (`sync.prefix_digest`):
+Prefixes are compared by the digest of the first N record fingerprints (`sync.prefix_digests`):
 from the longer source's own digests when the build read it with that count in view, else read
-from its file (a longer source whose file is gone holds only the copies found before).
+from its file, once for every count of its Session's sources (a longer source whose file is
+gone holds only the copies found before).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from traceidx.encode import encode_rows
@@ -32,10 +33,11 @@ from traceidx.frame import FINGERPRINT_ALGORITHM
 from traceidx.manifest import SourceEntry
 from traceidx.model import Source
 from traceidx.staging import Stage, fine_bucket, fine_order, spool
-from traceidx.sync import Decision, prefix_digest
+from traceidx.sync import Decision, prefix_digests
 
-#: the digest of a source's first N record fingerprints (None when it cannot be known)
-PrefixDigest = Callable[[str, int], str | None]
+#: the digest of a source's first N record fingerprints (None when it cannot be known), given
+#: every count its group may ask for (a file is read once for all of them)
+PrefixDigest = Callable[[str, int, Collection[int]], str | None]
 
 
 def recheck_copies(decisions: list[Decision], known: dict[str, SourceEntry]) -> list[Decision]:
@@ -76,10 +78,11 @@ def originals(
     out: dict[str, str | None] = {}
     for group in members.values():
         group.sort(key=lambda loc: (-entries[loc].records, loc not in counted_before, loc))
+        counts = {entries[loc].records for loc in group}
         winners: list[str] = []
         for locator in group:
             entry = entries[locator]
-            host = next((w for w in winners if _holds(entries, w, entry, prefix)), None)
+            host = next((w for w in winners if _holds(entries, w, entry, prefix, counts)), None)
             out[locator] = host
             if host is None:
                 winners.append(locator)
@@ -87,7 +90,11 @@ def originals(
 
 
 def _holds(
-    entries: dict[str, SourceEntry], host: str, entry: SourceEntry, prefix: PrefixDigest
+    entries: dict[str, SourceEntry],
+    host: str,
+    entry: SourceEntry,
+    prefix: PrefixDigest,
+    counts: Collection[int],
 ) -> bool:
     """Whether source `host`'s records start with all of `entry`'s."""
     longer = entries[host]
@@ -95,17 +102,21 @@ def _holds(
         return longer.digest == entry.digest
     if longer.missing:  # its file is gone: only what was found before
         return entry.duplicate_of == host
-    return prefix(host, entry.records) == entry.digest
+    return prefix(host, entry.records, counts) == entry.digest
 
 
 def prefix_reader(digests: dict[str, dict[int, str]]) -> PrefixDigest:
-    """Prefix digests from a build's own (by locator and count), else from the file."""
+    """Prefix digests from a build's own (by locator and count), else from the file, read
+    once for every count of its group."""
+    read: dict[str, dict[int, str]] = {}
 
-    def prefix(locator: str, count: int) -> str | None:
+    def prefix(locator: str, count: int, counts: Collection[int]) -> str | None:
         known = digests.get(locator, {})
         if count in known:
             return known[count]
-        return prefix_digest(locator, count, FINGERPRINT_ALGORITHM)
+        if locator not in read:
+            read[locator] = prefix_digests(locator, counts, FINGERPRINT_ALGORITHM)
+        return read[locator].get(count)
 
     return prefix
 

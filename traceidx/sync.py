@@ -37,6 +37,7 @@ The rules (after the Source/Record change rules of the contract):
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -93,17 +94,26 @@ def prefix_digest(locator: str, count: int, algorithm: str) -> str | None:
     """The digest of the first `count` record fingerprints of a file under a fingerprint
     algorithm (`SourceKeys.digests`); None if the file holds fewer records or cannot be
     read."""
+    return prefix_digests(locator, (count,), algorithm).get(count)
+
+
+def prefix_digests(locator: str, counts: Collection[int], algorithm: str) -> dict[int, str]:
+    """`prefix_digest` at each of `counts` the file reaches, read once (up to the largest);
+    none if it cannot be read."""
+    if not counts:
+        return {}
     keys, framer = SourceKeys(), Framer(algorithm=algorithm)
+    most = max(counts)
     try:
         with open_regular(locator) as stream:
             for chunk in logical_chunks(stream, StreamStats()):
                 for line in framer.feed(chunk):
                     keys.add(None, line.fingerprint.encode("ascii"))
-                    if len(keys) == count:
-                        return keys.digests((count,))[1][count]
+                    if len(keys) == most:
+                        return keys.digests(counts)[1]
     except OSError:
-        return None
-    return None
+        return {}
+    return keys.digests(counts)[1]
 
 
 def decide(locator: str, entry: SourceEntry | None, rebuild: bool) -> Decision:
