@@ -212,3 +212,35 @@ def test_adapters_and_drafts_made_from_python_are_whole_and_pickle() -> None:
     session = DraftSession("s", 0, name="n")
     draft = Draft(session, [loop], [item])
     assert pickle.loads(pickle.dumps(draft)) == draft and draft.unknown_types == {}
+
+
+def test_a_copy_that_grows_is_read_whole_and_wins(tmp_path: Path) -> None:
+    """A copy published none of the rows its checkpoint settled: appended to, it is read
+    from its first byte (not resumed), and as the longer file it becomes the original."""
+    source = largest_of("codex", tmp_path / "source")
+    lines = source.read_bytes().splitlines(keepends=True)
+    half = len(lines) // 2
+    original, copy = tmp_path / "a" / source.name, tmp_path / "c" / source.name
+    for path in (original, copy):
+        path.parent.mkdir()
+        path.write_bytes(b"".join(lines[:half]))
+    dataset = tmp_path / "dataset"
+    build([original], dataset, jobs=1, origin="one")
+    report = build([copy], dataset, jobs=1, origin="two")
+    assert report.copies == {str(copy): str(original)}
+    manifest = read_manifest(dataset)
+    assert manifest is not None and manifest.sources[str(copy)].checkpoint is not None
+
+    with copy.open("ab") as out:
+        out.writelines(lines[half:])
+    report = build([copy], dataset, jobs=1)
+    assert not any(r.resumed_tail is not None for r in report.results)
+    assert report.copies == {str(original): str(copy)}
+    cold = tmp_path / "cold"
+    build([source], cold, jobs=1)
+    grown, alone = _tables(dataset), _tables(cold)
+    for table in ("loops", "items", "records"):
+        assert grown[table].num_rows == alone[table].num_rows, table
+    sources = grown["sources"].to_pydict()
+    origins = dict(zip(sources["locator"], sources["origin"], strict=True))
+    assert origins == {str(original): "one", str(copy): "two"}

@@ -20,9 +20,9 @@ from traceidx.ingest import Settings
 from traceidx.worker import Task, process_batch
 
 
-def _work(runtime: str, limit: int) -> list[tuple[str, str, str | None]]:
+def _work(runtime: str, limit: int) -> list[tuple[str, str, str | None, str | None]]:
     files = sorted(fixture_path("generated", runtime).rglob("*.jsonl*"))[:limit]
-    return [(str(path), "new", None) for path in files]
+    return [(str(path), "new", None, None) for path in files]
 
 
 @pytest.mark.parametrize("runtime", ["claude", "codex", "dsh", "pi"])

@@ -101,10 +101,26 @@ def test_record_fingerprints_match_the_source_bytes(con: duckdb.DuckDBPyConnecti
 def test_every_source_supports_one_session(con: duckdb.DuckDBPyConnection) -> None:
     none(
         con,
-        """SELECT source_id FROM sources WHERE source_id NOT IN
+        """SELECT source_id FROM sources WHERE duplicate_of IS NULL AND source_id NOT IN
            (SELECT unnest(source_ids) FROM sessions)""",
     )
     none(con, "SELECT session_id FROM sessions WHERE len(source_ids) = 0")
+
+
+def test_a_copy_names_a_counted_source_and_publishes_nothing_else(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """A copy (the same records collected twice) counts once: as its original."""
+    none(
+        con,
+        """SELECT c.source_id FROM sources c LEFT JOIN sources o ON o.source_id = c.duplicate_of
+           WHERE c.duplicate_of IS NOT NULL
+             AND (o.source_id IS NULL OR o.duplicate_of IS NOT NULL OR o.runtime <> c.runtime)""",
+    )
+    copies = "(SELECT source_id FROM sources WHERE duplicate_of IS NOT NULL)"
+    for table in ("records", "loops", "items"):
+        none(con, f"SELECT source_id FROM {table} WHERE source_id IN {copies}")
+    none(con, f"SELECT session_id FROM sessions WHERE list_has_any(source_ids, ARRAY{copies})")
 
 
 def test_loop_positions_are_dense_from_zero(con: duckdb.DuckDBPyConnection) -> None:

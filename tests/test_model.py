@@ -65,6 +65,7 @@ def test_stored_semantic_has_one_child_per_value_shape() -> None:
         "arguments",
         "working_directory",
         "shell_fragments",
+        "redactions",
     }
 
 

@@ -18,6 +18,7 @@ build with other settings re-projects every source.
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 from traceidx.dataset import check_parts, collect_garbage, locked, read_manifest, tighten
@@ -44,9 +45,12 @@ def build(
     rebuild: bool = False,
     engine: Engine = "local",
     ray_address: str | None = None,
+    origin: str | None = None,
 ) -> BuildReport:
     """Sync the dataset with `paths` (or the default roots) and publish what changed; the
-    sources are read by `engine` (traceidx.engines), publication is always this process's."""
+    sources are read by `engine` (traceidx.engines), publication is always this process's.
+    A source indexed for the first time records `origin` (by default this machine's
+    hostname); one already in the dataset keeps its own."""
     settings = settings or Settings()
     paths = default_paths(settings) if paths is None else paths
     jobs = jobs or os.cpu_count() or 1
@@ -59,7 +63,8 @@ def build(
         record = fact_settings(settings)
         rebuild = rebuild or previous.settings not in (None, record)
         damaged = frozenset(d.key for d in damage)
-        changes = Changes(dataset, previous, record, rebuild, progress, damaged)
+        origin = origin or socket.gethostname()
+        changes = Changes(dataset, previous, record, rebuild, progress, damaged, origin)
         repairing = "this build re-projects the sources whose facts it held"
         changes.report.damaged = [d.line(dataset, repairing) for d in damage]
         changes.report.tightened = tightened
@@ -104,6 +109,7 @@ def _run(
                 changes.consume(outcome)
         guard.finish()
         changes.resolve_moves()
+        changes.resolve_copies(stage)
         report.sources = changes.entries
         if not changes.changed(bool(stage)):
             return report

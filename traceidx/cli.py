@@ -57,7 +57,13 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     runtimes = frozenset(args.runtime) if args.runtime else None
     paths = [Path(p) for p in args.paths] if args.paths else None
-    settings = Settings(text_limit=args.text_limit, runtimes=runtimes)
+    settings = Settings(text_limit=args.text_limit, runtimes=runtimes, redact=args.redact)
+    if args.origin is not None and not args.origin.strip():
+        raise UsageError("--origin: empty name; name the machine or person the traces came from")
+    if args.redact:
+        from traceidx.redact import detectors
+
+        detectors()  # refuses at once when detect-secrets is not installed
     tty = sys.stderr.isatty()
 
     def progress(done: int, total: int, result: Any) -> None:
@@ -86,6 +92,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         rebuild=args.rebuild,
         engine=args.engine,
         ray_address=args.ray_address,
+        origin=args.origin.strip() if args.origin else None,
     )
     for problem in report.problems:
         _err(f"{problem}; check the path")
@@ -123,6 +130,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         "unknown_record_types": dict(
             sum((Counter(r.unknown_types) for r in report.results), Counter())
         ),
+        "new_copies": dict(sorted(report.copies.items())),
+        "redacted_by_type": dict(sorted(report.redacted().items())),
     }
     if args.format == "json":
         json.dump(summary, sys.stdout, ensure_ascii=False, indent=1)
@@ -149,6 +158,12 @@ def _print_build_summary(s: dict[str, Any]) -> None:
         f"facts: {s['sessions']} sessions, {s['loops']} loops, {s['items']} items, "
         f"{s['records']} records\n"
     )
+    if s["copies"]:
+        found = f", {len(s['new_copies']):,} found by this run" if s["new_copies"] else ""
+        w(f"copies counted once: {s['copies']:,} sources copy another's records{found}\n")
+    if s["redacted_by_type"]:
+        kinds = ", ".join(f"{k} {v:,}" for k, v in s["redacted_by_type"].items())
+        w(f"redacted: {s['redacted']:,} secrets replaced in published text ({kinds})\n")
     for reason, count in sorted(s["skipped_reasons"].items()):
         w(f"  skipped {count}: {reason}\n")
     for locator, reason in sorted(s["failed_sources"].items()):
@@ -246,6 +261,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             state = "missing"
         elif state == "indexed" and entry.failed:
             state = "failed (previous facts kept)"
+        elif state == "indexed" and entry.duplicate_of:
+            state = "copy (counted once)"
         states[(entry.runtime or "-", state)] += 1
     rows = [(rt, st, n) for (rt, st), n in sorted(states.items())]
     if args.format == "table":
@@ -458,6 +475,18 @@ def _parser() -> argparse.ArgumentParser:
         help="the Ray cluster to run on (default: $RAY_ADDRESS, else a Ray started here)",
     )
     p.add_argument("--text-limit", type=int, default=64 * 1024, help="published text bound")
+    p.add_argument(
+        "--origin",
+        default=None,
+        help="the machine or person the named traces came from, recorded on the sources this "
+        "build indexes first (default: this machine's hostname)",
+    )
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace secrets (keys, tokens, private keys, passwords in URLs) in published "
+        "text with a marker (needs traceidx[redact]; switching re-projects every source)",
+    )
     p.add_argument("--rebuild", action="store_true", help="re-project every source from scratch")
     p.set_defaults(func=cmd_build)
 

@@ -24,11 +24,12 @@ from typing import Any, Literal
 from traceidx.errors import UsageError
 from traceidx.sync import Decision
 from traceidx.worker import Batch, Task, plan_batches, process_batch, tune_process
+from traceidx.worker import Work as SourceWork
 
 Engine = Literal["local", "ray"]
 ENGINES: tuple[Engine, ...] = ("local", "ray")
 
-Work = list[tuple[str, str, str | None]]
+Work = list[SourceWork]
 
 
 def run_batches(

@@ -39,6 +39,7 @@ from traceidx.items import ItemColumns
 from traceidx.model import Loop, ModelCall, Source
 from traceidx.project import Projection, Projector
 from traceidx.records import RecordColumns, SourceKeys
+from traceidx.redact import Redactor
 from traceidx.sourceio import (
     CHUNK_BYTES,
     StreamStats,
@@ -111,6 +112,8 @@ class SourceResult:
     head: str | None = None
     checkpoint: Checkpoint | None = None
     resumed: Checkpoint | None = None
+    #: secrets replaced in its published text, by type (``build --redact``)
+    redacted: dict[str, int] = field(default_factory=dict)
 
 
 @mypyc_attr(native_class=False)  # pickled between processes
@@ -121,6 +124,8 @@ class Settings:
     text_limit: int = DEFAULT_TEXT_LIMIT
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     runtimes: frozenset[str] | None = None
+    #: replace secrets in published text (traceidx.redact)
+    redact: bool = False
 
 
 def _decode(line: FramedLine) -> tuple[Any, str]:
@@ -255,7 +260,12 @@ class _Run:
         if self.projector is None:
             keys = self.keys  # not `self`: a run that its projector refers to is a cycle
             self.projector = Projector(
-                runtime, self.source_id, self.settings.text_limit, keys.time, lambda: keys.ids
+                runtime,
+                self.source_id,
+                self.settings.text_limit,
+                keys.time,
+                lambda: keys.ids,
+                Redactor() if self.settings.redact else None,
             )
             self.projector.start(native_id)
         elif self.projector.session_id != ids.session_id(runtime, native_id):
@@ -491,6 +501,8 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
     result.record_count = len(run.keys)
     result.loop_count, result.item_count = projector.loop_count, projector.item_count
     result.digest, result.prefix_digests = run.keys.digests(run.prefix_counts)
+    if projector.redactor is not None:
+        result.redacted = dict(projector.redactor.counts)
     result.state = "indexed"
     result.source = Source(
         run.source_id,

@@ -49,6 +49,8 @@ class FactSettings(msgspec.Struct, frozen=True):
     #: a digest of the published tables' Arrow schemas: parts of another schema cannot be
     #: read beside new ones, so a build of another schema re-projects every source
     schema: str = ""
+    #: secrets in published text replaced (``build --redact``): a build that differs re-projects
+    redact: bool = False
 
 
 class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
@@ -87,6 +89,13 @@ class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
     failed: str | None = None
     #: the fingerprint algorithm of a missing source indexed under an older one
     fingerprint: str | None = None
+    #: the machine or person the file came from, as first indexed (``build --origin``)
+    origin: str | None = None
+    #: the locator of the source whose records hold this file's: this one is a copy (the same
+    #: records, or a prefix of them) and publishes only its source row (traceidx.copies)
+    duplicate_of: str | None = None
+    #: secrets replaced in its published text, by type (``build --redact``)
+    redacted: dict[str, int] = {}
 
     def failed_with(self, reason: str) -> SourceEntry:
         """This file's entry after a failure: the state of the file read, why, and no facts."""
@@ -99,12 +108,18 @@ class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
             indexed_bytes=self.indexed_bytes,
             tail_bytes=self.tail_bytes,
             compression=self.compression,
+            origin=self.origin,
         )
 
     @property
     def live(self) -> bool:
-        """Its facts are published."""
+        """Its rows are published (a copy's: its source row)."""
         return self.state == "indexed" and self.partition is not None
+
+    @property
+    def counted(self) -> bool:
+        """Its facts count: indexed, and not a copy of another source's."""
+        return self.state == "indexed" and self.duplicate_of is None
 
 
 class Manifest(msgspec.Struct, kw_only=True):

@@ -42,12 +42,15 @@ class _Struct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class TextContent(_Struct, frozen=True):
-    """Bounded published text: `value` may be a prefix; `full_bytes`/`estimated_tokens` describe
-    the complete source text."""
+    """Bounded published text: `value` is a prefix of the source text unless `redactions` is
+    above 0 (then secrets in it were replaced by a marker: ``build --redact``);
+    `full_bytes`/`estimated_tokens` describe the complete source text. `redactions` is absent
+    when the build did not redact."""
 
     value: str
     full_bytes: U64
     estimated_tokens: U64
+    redactions: U64 | None = None
 
 
 class Text(_Struct, frozen=True):
@@ -114,11 +117,14 @@ class ShellFragment(_Struct, frozen=True):
 
 
 class ToolCall(_Struct, frozen=True):
-    """A tool invocation; `arguments` is the runtime's JSON argument object as JSON text."""
+    """A tool invocation; `arguments` is the runtime's JSON argument object as JSON text (with
+    its secrets replaced when `redactions` is above 0)."""
 
     tool_name: str | None = None
     arguments: str | None = None
     working_directory: str | None = None
+    #: secrets replaced by a marker in `arguments` (``build --redact``; absent otherwise)
+    redactions: U64 | None = None
 
 
 class ShellToolCall(_Struct, frozen=True):
@@ -128,6 +134,8 @@ class ShellToolCall(_Struct, frozen=True):
     tool_name: str | None = None
     arguments: str | None = None
     working_directory: str | None = None
+    #: secrets replaced by a marker in `arguments` (``build --redact``; absent otherwise)
+    redactions: U64 | None = None
 
 
 class ToolOutput(_Struct, frozen=True):
@@ -383,13 +391,18 @@ class Source(_Struct, frozen=True):
     """A physical trace file: identity is its canonical locator.
 
     `compression` is an operational fact: ``zstd`` means record ranges are offsets into the
-    decoded stream of the file's complete frames (see traceidx.sourceio).
+    decoded stream of the file's complete frames (see traceidx.sourceio). `origin` names the
+    machine or person the file came from (``build --origin``). `duplicate_of` is set on a copy
+    of another source's records (the same file collected twice, or an earlier, shorter copy
+    of it): only the source it names publishes records, sessions, loops and items.
     """
 
     source_id: Id
     locator: str
     runtime: Runtime
     compression: Literal["none", "zstd"] = "none"
+    origin: str | None = None
+    duplicate_of: Id | None = None
 
 
 class Record(_Struct, frozen=True):
@@ -525,6 +538,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "locator": "canonical absolute path of the trace file",
         "runtime": "program that wrote the trace: claude_code, codex, pi or dsh",
         "compression": "none, or zstd (record ranges are offsets in the decoded stream)",
+        "origin": "machine or person the file came from (build --origin; default: hostname)",
+        "duplicate_of": "the source whose records this copy holds; a copy publishes no facts",
     },
     "records": {
         "record_id": "opaque id of the line (from source and position)",

@@ -10,6 +10,7 @@ entries and the rows of the previous one that must go. It writes nothing: public
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from pathlib import Path
 import msgspec
 import xxhash
 
+from traceidx.copies import originals, prefix_reader, recheck_copies, stage_rows
 from traceidx.dataset import Partition
 from traceidx.discover import Ignored, default_roots, discover
 from traceidx.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
@@ -26,6 +28,7 @@ from traceidx.ingest import Settings
 from traceidx.manifest import FactSettings, Manifest, SourceEntry
 from traceidx.model import TABLES
 from traceidx.schema import table_schema
+from traceidx.staging import Stage
 from traceidx.sync import Decision, decide, prefix_digest
 from traceidx.worker import SourceOutcome
 
@@ -41,6 +44,7 @@ def fact_settings(settings: Settings) -> FactSettings:
         ids=ID_SCHEME,
         token_estimator="ascii4_unicode1_v1",
         schema=schema_digest(),
+        redact=settings.redact,
     )
 
 
@@ -77,6 +81,8 @@ class BuildReport:
     damaged: list[str] = field(default_factory=list)
     #: sources whose facts lived only in a damaged part and whose files are gone
     lost: list[str] = field(default_factory=list)
+    #: sources this build found to be copies of another (locator -> the original's)
+    copies: dict[str, str] = field(default_factory=dict)
     #: paths of the dataset that were readable by others, made private
     tightened: int = 0
     sources: dict[str, SourceEntry] = field(default_factory=dict)
@@ -90,8 +96,9 @@ class BuildReport:
         return 1 if self.count("failed") or self.problems or self.lost else 0
 
     def totals(self) -> dict[str, int]:
-        """This run's work and the dataset's contents after it."""
-        live = [e for e in self.sources.values() if e.state == "indexed"]
+        """This run's work and the dataset's contents after it (a copy's facts count once,
+        as its original's)."""
+        live = [e for e in self.sources.values() if e.counted]
         return {
             "sources": len(self.results),
             "processed": sum(1 for r in self.results if r.action not in ("unchanged", "missing")),
@@ -107,7 +114,13 @@ class BuildReport:
             "loops": sum(e.loops for e in live),
             "items": sum(e.items for e in live),
             "bytes": sum(e.indexed_bytes for e in live),
+            "copies": sum(1 for e in self.sources.values() if e.state == "indexed") - len(live),
+            "redacted": sum(n for e in live for n in e.redacted.values()),
         }
+
+    def redacted(self) -> Counter[str]:
+        """The secrets replaced in the published text of the dataset's sources, by type."""
+        return sum((Counter(e.redacted) for e in self.sources.values() if e.counted), Counter())
 
     def skip_reasons(self) -> Counter[str]:
         return Counter(r.reason or "" for r in self.results if r.state == "skipped")
@@ -125,8 +138,11 @@ class Changes:
         rebuild: bool,
         progress: Progress | None = None,
         damaged: frozenset[str] = frozenset(),
+        origin: str | None = None,
     ) -> None:
         self.dataset = dataset
+        #: the origin of the sources this build indexes first
+        self.origin = origin
         self.previous = previous
         self.known: dict[str, SourceEntry] = previous.sources
         self.record = record
@@ -144,6 +160,8 @@ class Changes:
         self.checkpoints: list[tuple[str, str]] = []  # staged -> dataset-relative path
         self.layout = previous.layout()  # what the workers place rows by
         self.live_digests: dict[str, dict[int, str]] = {}
+        #: the sources read by this build (their rows are staged)
+        self.read: set[str] = set()
         self.done = 0
         self.total = 0
         #: the fingerprint algorithm of the previous build, if not the current one: the
@@ -170,7 +188,7 @@ class Changes:
             report.actions["superseded"] += 1
         gone = {s.locator for s in superseded}
         locators = sorted(({c.locator for c in found.candidates} | set(self.known)) - gone)
-        decisions = [self._decide(loc) for loc in locators]
+        decisions = recheck_copies([self._decide(loc) for loc in locators], self.known)
         self.total = len(decisions)
         for d in decisions:
             entry = self.known.get(d.locator)
@@ -193,9 +211,10 @@ class Changes:
     def _decide(self, locator: str) -> Decision:
         entry = self.known.get(locator)
         decision = decide(locator, entry, self.rebuild)
+        origin = entry.origin if entry is not None and entry.origin else self.origin
         if entry is not None and self._in_damaged(entry) and decision.action != "missing":
-            return Decision(locator, "repaired", decision.size)  # read again, from byte 0
-        return decision
+            decision = Decision(locator, "repaired", decision.size)  # read again, from byte 0
+        return dataclasses.replace(decision, origin=origin)
 
     def _in_damaged(self, entry: SourceEntry) -> bool:
         return entry.live and entry.partition in self.damaged
@@ -213,7 +232,9 @@ class Changes:
         out = {}
         for d in decisions:
             entry = self.known.get(d.locator)
-            if d.action == "appended" and entry is not None and entry.checkpoint:
+            # a copy published none of the rows its checkpoint settled: it is read whole
+            copy = entry is not None and entry.duplicate_of is not None
+            if d.action == "appended" and entry is not None and entry.checkpoint and not copy:
                 out[d.locator] = str(self.dataset / entry.checkpoint)
         return out
 
@@ -246,6 +267,7 @@ class Changes:
             return
         entry = outcome.entry
         assert entry is not None
+        self.read.add(outcome.locator)
         tail = outcome.resumed_tail
         if tail is not None and stored is not None and stored.partition == entry.partition:
             self._forget_tail(stored, tail)
@@ -281,6 +303,38 @@ class Changes:
                         SourceOutcome(locator, "moved", "skipped", f"moved to {live}")
                     )
                     break
+
+    def resolve_copies(self, stage: Stage) -> None:
+        """Sources of the Sessions this build read that copy another source's records publish
+        only their source row, naming the original (traceidx.copies)."""
+        sessions = {
+            e.session_id
+            for loc in self.read
+            if (e := self.entries.get(loc)) is not None and e.session_id is not None
+        }
+        if not sessions:
+            return
+        counted = {loc for loc, e in self.known.items() if e.counted}
+        found = originals(self.entries, sessions, counted, prefix_reader(self.live_digests))
+        copies: dict[str, SourceEntry] = {}
+        hosts: dict[str, int] = {}
+        for locator, host in sorted(found.items()):
+            entry = self.entries[locator]
+            read = locator in self.read
+            if host is None or (not read and entry.duplicate_of == host):
+                continue  # an original, or a copy of the same original as before
+            if read:  # its staged rows stay unpublished
+                assert entry.source_id is not None
+                stage.skip.add(entry.source_id)
+            # its published rows go, all of them (a counted source's, a copy's source row)
+            self.forget(self.known.get(locator))
+            entry = msgspec.structs.replace(entry, duplicate_of=host)
+            self.entries[locator] = copies[locator] = entry
+            source_id = self.entries[host].source_id
+            assert source_id is not None
+            hosts[locator] = source_id
+            self.report.copies[locator] = host
+        stage_rows(stage, copies, hosts)
 
     def changed(self, staged: bool) -> bool:
         """Whether the new generation differs from the previous one (a new dataset is always

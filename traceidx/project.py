@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,6 +29,7 @@ from traceidx import ids
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.items import ItemColumns, value_row
 from traceidx.model import Item, Loop, LoopEnd, LoopModel, ModelCall, Session, SessionRef, Usage
+from traceidx.redact import Redactor
 from traceidx.rules import UsageSample, sum_usage
 from traceidx.shell import parse_shell
 from traceidx.text import DEFAULT_TEXT_LIMIT, text_row
@@ -95,8 +97,10 @@ class Projector:
         text_limit: int,
         time_of: Callable[[int], int | None],
         record_ids: Callable[[], Sequence[int]],
+        redactor: Redactor | None = None,
     ) -> None:
         self.runtime = runtime
+        self.redactor = redactor
         self.source_id = source_id
         self.text_limit = text_limit
         self.time_of = time_of
@@ -118,6 +122,7 @@ class Projector:
             "calls": dict(self._calls),
             "positions": dict(self._positions),
             "call_ordinals": dict(self._call_ordinals),
+            "redacted": dict(self.redactor.counts) if self.redactor is not None else {},
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -128,6 +133,8 @@ class Projector:
         self._calls = dict(state["calls"])
         self._positions = dict(state["positions"])
         self._call_ordinals = dict(state.get("call_ordinals", {}))
+        if self.redactor is not None:
+            self.redactor.counts = Counter(state.get("redacted", {}))
 
     def rid(self, position: int) -> int:
         """The id of the record at `position` (computed only if not known already)."""
@@ -286,7 +293,7 @@ class Projector:
                 supporting = sorted(set(records))
                 supporting_at.extend(supporting)
                 record_counts.append(len(supporting))
-            role, value, linked = _semantic(draft, calls, runtime, limit)
+            role, value, linked = _semantic(draft, calls, runtime, limit, self.redactor)
             roles.append(role)
             strengths.append(draft.strength)
             values.append(value)
@@ -303,6 +310,19 @@ def _last_component(path: str | None) -> str | None:
     return name or None
 
 
+def _redact_call(
+    value: dict[str, Any], redactor: Redactor, command: str | None, limit: int
+) -> None:
+    """A tool call's arguments and shell fragments (of `command`) with their secrets
+    replaced."""
+    arguments = value.get("arguments")
+    if isinstance(arguments, str):
+        value["arguments"], value["redactions"] = redactor.arguments(arguments)
+    fragments = value.get("shell_fragments")
+    if fragments and command is not None:
+        value["shell_fragments"] = redactor.fragments(fragments, redactor.text_row(command, limit))
+
+
 @lru_cache(maxsize=4096)
 def _shell_rows(command: str, limit: int) -> tuple[dict[str, Any], ...]:
     """Shell fragments of a command, as rows; agents repeat commands (the rows are shared,
@@ -312,16 +332,24 @@ def _shell_rows(command: str, limit: int) -> tuple[dict[str, Any], ...]:
 
 
 def _semantic(
-    draft: DraftItem, calls: dict[str, int], runtime: str, limit: int
+    draft: DraftItem,
+    calls: dict[str, int],
+    runtime: str,
+    limit: int,
+    redactor: Redactor | None = None,
 ) -> tuple[str, dict[str, Any], int | None]:
     """The item's role and value (as builtins), and the id of the Session it links to (if
-    its role links one)."""
+    its role links one). With a `redactor`, secrets in its texts, arguments and shell
+    fragments are replaced (traceidx.redact)."""
     value: dict[str, Any] = {}
     for key, member in draft.value.items():  # one pass: None members left out, texts bounded
         if member is None:
             continue
         if (key == "text" or key == "summary") and isinstance(member, str):
-            member = text_row(member, limit)
+            if redactor is None:
+                member = text_row(member, limit)
+            else:
+                member = redactor.text_row(member, limit)
         value[key] = member
     role = draft.role
     if draft.output_of is not None and draft.output_of in calls:
@@ -338,6 +366,8 @@ def _semantic(
         if fragments:
             role = "agent.tool_call.shell"
             value["shell_fragments"] = fragments
+    if redactor is not None and role.startswith("agent.tool_call"):
+        _redact_call(value, redactor, draft.shell_command, limit)
     try:  # wrongly typed members are refused when the row is encoded against the schema
         return role, value_row(role, value), linked
     except ValueError as exc:

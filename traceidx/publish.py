@@ -101,7 +101,8 @@ class Publication:
         never halved."""
         sessions: dict[str, Counter[int]] = {}
         for entry in self.entries.values():
-            if entry.live and entry.partition is not None and entry.session_id is not None:
+            if entry.live and entry.counted and entry.session_id is not None:
+                assert entry.partition is not None
                 group = Partition.from_key(entry.partition).group
                 records = sessions.setdefault(group, Counter())
                 records[entry.session_id] += entry.records

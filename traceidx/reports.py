@@ -32,7 +32,7 @@ PERIODS = ("day", "week", "month")
 
 #: what `report usage --group-by` can group by: model, and the columns of the scope's
 #: ``session_dimensions`` table (a new dimension is a column there and its name here)
-DIMENSIONS: tuple[str, ...] = ("runtime", "model", "project", "branch", "agent")
+DIMENSIONS: tuple[str, ...] = ("runtime", "model", "project", "branch", "agent", "origin")
 DEFAULT_GROUP_BY: tuple[str, ...] = ("runtime", "model")
 
 

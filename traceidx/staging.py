@@ -291,6 +291,9 @@ class Stage:
         self.folder = dataset / f"{STAGING_PREFIX}{generation:06d}"
         self._spooled: dict[tuple[str, str], list[Spooled]] = defaultdict(list)
         self._readers = _Readers()
+        #: sources whose rows the workers staged but that publish none (copies: the source row
+        #: staged for them instead, which names their original, is kept)
+        self.skip: set[int] = set()
 
     def __bool__(self) -> bool:
         return bool(self._spooled)
@@ -339,8 +342,15 @@ class Stage:
     ) -> Iterator[tuple[int, pa.Table]]:
         """The staged rows of the wanted buckets of a group with `buckets` buckets, in the order
         they were staged, a bounded piece at a time, with their bucket."""
+        skip = pa.array(sorted(self.skip), pa.int64())
         for spooled in self._spooled.get((group, table), []):
-            yield from spooled.select(self._readers, buckets, wanted)
+            for bucket, rows in spooled.select(self._readers, buckets, wanted):
+                if len(skip):
+                    gone = pc.is_in(_source_ids(table, rows), value_set=skip)
+                    if table == "sources":
+                        gone = pc.and_(gone, pc.is_null(rows.column("duplicate_of")))
+                    rows = rows.filter(pc.invert(gone))
+                yield bucket, rows
 
     def discard(self) -> None:
         """Remove the staging folder."""

@@ -26,6 +26,9 @@ The rules (after the Source/Record change rules of the contract):
 * **repaired** — a source whose facts lived in a damaged or missing part
   (traceidx.dataset.check_parts) is re-projected from its first byte, whatever its file did;
   if its file is gone, its facts are lost and reported by name.
+* **rechecked** — a copy of another source's records (traceidx.copies) whose original
+  changed, vanished or left the dataset is read again from its first byte, so that it is
+  counted again if it no longer is a copy.
 * **superseded** — discovery reports files whose facts another file holds (older dsh log
   generations, a compressed copy beside a plain rollout); if such a file was in the dataset,
   its facts are removed.
@@ -34,8 +37,9 @@ The rules (after the Source/Record change rules of the contract):
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from traceidx.frame import FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
 from traceidx.manifest import SourceEntry
@@ -43,21 +47,34 @@ from traceidx.records import SourceKeys
 from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks, open_regular
 
 Action = Literal[
-    "unchanged", "new", "appended", "rewritten", "retried", "repaired", "missing", "unreadable"
+    "unchanged",
+    "new",
+    "appended",
+    "rewritten",
+    "retried",
+    "repaired",
+    "rechecked",
+    "missing",
+    "unreadable",
 ]
+
+
+#: the actions that read the source (every one but these two)
+_READ = frozenset(get_args(Action)) - {"unchanged", "missing"}
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What to do with one locator."""
+    """What to do with one locator, and the origin its source row names."""
 
     locator: str
     action: Action
     size: int = 0
+    origin: str | None = None
 
     @property
     def ingest(self) -> bool:
-        return self.action in ("new", "appended", "rewritten", "retried", "repaired", "unreadable")
+        return self.action in _READ
 
 
 def head_digest(head: bytes) -> str:
@@ -77,17 +94,26 @@ def prefix_digest(locator: str, count: int, algorithm: str) -> str | None:
     """The digest of the first `count` record fingerprints of a file under a fingerprint
     algorithm (`SourceKeys.digests`); None if the file holds fewer records or cannot be
     read."""
+    return prefix_digests(locator, (count,), algorithm).get(count)
+
+
+def prefix_digests(locator: str, counts: Collection[int], algorithm: str) -> dict[int, str]:
+    """`prefix_digest` at each of `counts` the file reaches, read once (up to the largest);
+    none if it cannot be read."""
+    if not counts:
+        return {}
     keys, framer = SourceKeys(), Framer(algorithm=algorithm)
+    most = max(counts)
     try:
         with open_regular(locator) as stream:
             for chunk in logical_chunks(stream, StreamStats()):
                 for line in framer.feed(chunk):
                     keys.add(None, line.fingerprint.encode("ascii"))
-                    if len(keys) == count:
-                        return keys.digests((count,))[1][count]
+                    if len(keys) == most:
+                        return keys.digests(counts)[1]
     except OSError:
-        return None
-    return None
+        return {}
+    return keys.digests(counts)[1]
 
 
 def decide(locator: str, entry: SourceEntry | None, rebuild: bool) -> Decision:

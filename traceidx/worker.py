@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 
 from traceidx.checkpoint import code_version
@@ -27,7 +28,7 @@ from traceidx.checkpoint import load as load_checkpoint
 from traceidx.dataset import Partition
 from traceidx.encode import encode_rows, row_count, source_rows
 from traceidx.errors import PublishError, write_failure
-from traceidx.ingest import Settings, bug_reason, ingest
+from traceidx.ingest import Settings, SourceResult, bug_reason, ingest
 from traceidx.manifest import SourceEntry
 from traceidx.model import TABLES
 from traceidx.staging import Run, Spooled, fine_bucket, fine_order, spool
@@ -83,10 +84,16 @@ class Task:
     layout: dict[str, int] = field(default_factory=dict)
 
 
-def process(locator: str, action: str, task: Task, checkpoint: str | None = None) -> SourceOutcome:
+def process(
+    locator: str,
+    action: str,
+    task: Task,
+    checkpoint: str | None = None,
+    origin: str | None = None,
+) -> SourceOutcome:
     """Ingest and encode one source (runs in a worker process). `checkpoint` names the
     stored checkpoint of an appended source: if it is still valid, only the lines after it
-    are read."""
+    are read. `origin` is the machine or person its source row names."""
     fault_point("ingest")
     settings, missing, spool_folder = task.settings, task.missing, task.spool_folder
     files: list[tuple[str, Spooled]] = []
@@ -113,11 +120,11 @@ def process(locator: str, action: str, task: Task, checkpoint: str | None = None
         resume = load_checkpoint(Path(checkpoint), locator, code_version())
     sink = spill if spool_folder is not None else None
     result = ingest(locator, settings, sink, counts, resume)
-    encoded = source_rows(result, task.layout)
+    encoded = source_rows(_from(result, origin), task.layout)
     if resume is not None and (encoded is None or encoded[0].key != resume.partition):
         discard()  # an adapter changed its mind, or the group was split: re-read it all
         result = ingest(locator, settings, sink, counts)
-        encoded = source_rows(result, task.layout)
+        encoded = source_rows(_from(result, origin), task.layout)
     if result.state != "indexed":
         discard()
     outcome = SourceOutcome(
@@ -148,6 +155,8 @@ def process(locator: str, action: str, task: Task, checkpoint: str | None = None
         warnings=list(result.warnings),
         torn_bytes=result.stream.torn_bytes,
         head=result.head if result.state != "failed" else None,
+        origin=origin,
+        redacted=dict(result.redacted),
     )
     if encoded is not None and result.projection is not None:
         outcome.partition, outcome.rows = encoded
@@ -172,6 +181,13 @@ def process(locator: str, action: str, task: Task, checkpoint: str | None = None
                 outcome.checkpoint = str(path)
     outcome.entry = entry
     return outcome
+
+
+def _from(result: SourceResult, origin: str | None) -> SourceResult:
+    """The result with its source row naming `origin`."""
+    if result.source is not None and origin is not None:
+        result.source = msgspec.structs.replace(result.source, origin=origin)
+    return result
 
 
 @dataclass(slots=True)
@@ -223,10 +239,17 @@ def tuned() -> Iterator[None]:
         pa.set_memory_pool(pool)
 
 
-def process_batch(work: list[tuple[str, str, str | None]], task: Task) -> Batch:
+#: one source of a batch: its locator, action, stored checkpoint and origin
+Work = tuple[str, str, str | None, str | None]
+
+
+def process_batch(work: list[Work], task: Task) -> Batch:
     """Ingest a batch of sources and spool their rows: one file per table, one run of record
     batches per group (rows long sources flushed while read stay in their own files)."""
-    outcomes = [process(locator, action, task, checkpoint) for locator, action, checkpoint in work]
+    outcomes = [
+        process(locator, action, task, checkpoint, origin)
+        for locator, action, checkpoint, origin in work
+    ]
     try:
         runs = _runs(outcomes)
     except Exception:  # a source's rows do not fit the schema (a bug): find it, fail it alone
@@ -316,11 +339,9 @@ TAIL_BYTES = 4 * BATCH_BYTES
 TAIL_SPLIT = 4
 
 
-def plan_batches(
-    decisions: list[Decision], checkpoints: dict[str, str]
-) -> list[list[tuple[str, str, str | None]]]:
-    batches: list[list[tuple[str, str, str | None]]] = []
-    current: list[tuple[str, str, str | None]] = []
+def plan_batches(decisions: list[Decision], checkpoints: dict[str, str]) -> list[list[Work]]:
+    batches: list[list[Work]] = []
+    current: list[Work] = []
     size = 0
     work = [d for d in decisions if d.ingest]
     left = sum(d.size for d in work)
@@ -331,7 +352,7 @@ def plan_batches(
         if current and (len(current) >= sources or size + d.size > most):
             batches.append(current)
             current, size = [], 0
-        current.append((d.locator, d.action, checkpoints.get(d.locator)))
+        current.append((d.locator, d.action, checkpoints.get(d.locator), d.origin))
         size += d.size
         left -= d.size
     if current:

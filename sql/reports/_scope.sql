@@ -8,7 +8,8 @@
 -- the entry its (model, provider) matched: the last of the entry's price periods active
 -- then (else its first), in the band of the call's input tokens; cost_usd is empty for an
 -- unpriced call. Dimensions a usage report can group by are columns here (see
--- traceidx.reports.DIMENSIONS); agent is main, or the subagent type the delegation names.
+-- traceidx.reports.DIMENSIONS); agent is main, or the subagent type the delegation names;
+-- origin is the origin of the session's first source.
 -- Both are tables: computed once per report (every report reads them through report_loops).
 CREATE OR REPLACE TEMP TABLE session_dimensions AS
 WITH agents AS (
@@ -26,11 +27,13 @@ SELECT s.session_id,
     min(s.created_at) AS created_at,
     arg_min(s.project, s.source_ids[1]) FILTER (WHERE s.project IS NOT NULL) AS project,
     arg_min(s.branch, s.source_ids[1]) FILTER (WHERE s.branch IS NOT NULL) AS branch,
+    arg_min(o.origin, s.source_ids[1]) FILTER (WHERE o.origin IS NOT NULL) AS origin,
     CASE WHEN bool_or(s.delegated_from.session_id IS DISTINCT FROM s.session_id
                       AND s.delegated_from IS NOT NULL)
          THEN coalesce(any_value(a.agent_type), 'subagent') ELSE 'main' END AS agent
 FROM _sessions AS s
 LEFT JOIN agents AS a USING (session_id)
+LEFT JOIN _sources AS o ON o.source_id = s.source_ids[1]
 GROUP BY s.session_id;
 
 CREATE OR REPLACE TEMP TABLE priced_calls AS
