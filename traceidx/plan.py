@@ -25,6 +25,7 @@ from traceidx.ids import ID_SCHEME
 from traceidx.ingest import Settings
 from traceidx.manifest import FactSettings, Manifest, SourceEntry
 from traceidx.model import TABLES
+from traceidx.remote import RemoteDataset
 from traceidx.schema import table_schema
 from traceidx.sync import Decision, decide, prefix_digest
 from traceidx.worker import SourceOutcome
@@ -50,7 +51,7 @@ def schema_digest() -> str:
     return xxhash.xxh3_64_hexdigest(text.encode())
 
 
-def default_paths(settings: Settings) -> list[Path]:
+def default_paths(settings: Settings) -> list[Path | str]:
     """The existing default roots of the runtimes a build covers."""
     return [
         root
@@ -125,8 +126,11 @@ class Changes:
         rebuild: bool,
         progress: Progress | None = None,
         damaged: frozenset[str] = frozenset(),
+        remote: RemoteDataset | None = None,
     ) -> None:
+        #: the dataset's folder (for a dataset on object storage, the build's local folder)
         self.dataset = dataset
+        self.remote = remote
         self.previous = previous
         self.known: dict[str, SourceEntry] = previous.sources
         self.record = record
@@ -154,7 +158,7 @@ class Changes:
 
     # -- planning ---------------------------------------------------------------------------
 
-    def plan(self, paths: list[Path]) -> list[Decision]:
+    def plan(self, paths: list[Path | str]) -> list[Decision]:
         """Decide what to do with every source under `paths` and every known source; the
         unchanged, missing and superseded ones are settled here, the rest are returned."""
         report = self.report
@@ -214,7 +218,10 @@ class Changes:
         for d in decisions:
             entry = self.known.get(d.locator)
             if d.action == "appended" and entry is not None and entry.checkpoint:
-                out[d.locator] = str(self.dataset / entry.checkpoint)
+                local = self.dataset / entry.checkpoint
+                if self.remote is not None:  # the workers read it here
+                    self.remote.download(entry.checkpoint, local)
+                out[d.locator] = str(local)
         return out
 
     # -- outcomes ---------------------------------------------------------------------------

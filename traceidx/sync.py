@@ -33,14 +33,13 @@ The rules (after the Source/Record change rules of the contract):
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Literal
 
 from traceidx.frame import FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
 from traceidx.manifest import SourceEntry
 from traceidx.records import SourceKeys
-from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks, open_regular
+from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks, open_regular, stat_of
 
 Action = Literal[
     "unchanged", "new", "appended", "rewritten", "retried", "repaired", "missing", "unreadable"
@@ -93,17 +92,16 @@ def prefix_digest(locator: str, count: int, algorithm: str) -> str | None:
 def decide(locator: str, entry: SourceEntry | None, rebuild: bool) -> Decision:
     """The action for one locator given its stored manifest entry."""
     try:
-        stat = os.stat(locator)
+        size, mtime_ns = stat_of(locator)
     except FileNotFoundError:
         return Decision(locator, "missing")
     except OSError:
         return Decision(locator, "unreadable")  # ingest reports why
-    size = stat.st_size
     if entry is None or rebuild:
         return Decision(locator, "new", size)
     if entry.state == "failed" or entry.failed:
         return Decision(locator, "retried", size)
-    if entry.size == size and entry.mtime_ns == stat.st_mtime_ns:
+    if entry.size == size and entry.mtime_ns == mtime_ns:
         return Decision(locator, "unchanged", size)
     old_size = entry.size
     if size < old_size:
