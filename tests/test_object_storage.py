@@ -199,6 +199,14 @@ def test_an_appended_object_alone_is_read_again(s3: dict[str, str], tmp_path: Pa
     )
     assert third["published"] is False and third["actions"] == {"unchanged": indexed}
 
+    fs.delete_file(key)  # the object is gone: its facts stay until prune removes them
+    pruned = traceidx_cli("prune", "--dataset", dataset, env=s3)
+    assert pruned.returncode == 0, pruned.stderr
+    assert pruned.stdout.startswith("removed the facts of 1 vanished source; generation 3")
+    assert f"s3://{key}" in pruned.stdout
+    left = _sql(s3, dataset, "SELECT count(*) AS n FROM sources")
+    assert left[0]["n"] == indexed - 1
+
 
 def test_a_build_that_loses_the_generation_race_publishes_nothing(
     s3: dict[str, str], tmp_path: Path

@@ -182,12 +182,18 @@ def read_manifest(dataset: Path) -> Manifest | None:
         return None
     except OSError as exc:
         raise DatasetError(f"{path}: unreadable manifest ({exc.strerror or exc})") from exc
+    return decode_manifest(data, path, "a new dataset directory (or delete this one)")
+
+
+def decode_manifest(data: bytes, where: object, elsewhere: str) -> Manifest:
+    """A manifest read from `where`; DatasetError (build into `elsewhere`) if it is of
+    another format."""
     try:
         return manifests.decode(data)
     except ValueError as exc:
         raise DatasetError(
-            f"{path}: not a manifest this traceidx reads ({exc}); build into a new dataset "
-            "directory (or delete this one) and rebuild"
+            f"{where}: not a manifest this traceidx reads ({exc}); build into {elsewhere} "
+            "and rebuild"
         ) from exc
 
 

@@ -31,7 +31,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from traceidx import storage
@@ -164,10 +164,15 @@ class Discovery:
     superseded: list[Superseded]
     ignored: list[Ignored]
     problems: list[str]
+    #: size and modification time (ns) of remote candidates, as their listing gave them
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def _listed(uri: str, superseded: list[Superseded], problems: list[str]) -> list[str]:
-    """The candidates at a remote location (a file, or the trace files beneath it)."""
+def _listed(
+    uri: str, found: Discovery, superseded: list[Superseded], problems: list[str]
+) -> list[str]:
+    """The candidates at a remote location (a file, or the trace files beneath it); the
+    listing's size and modification time of each go to `found.stats`."""
     try:
         single, folders = storage.listing(uri)
     except OSError as exc:
@@ -176,14 +181,18 @@ def _listed(uri: str, superseded: list[Superseded], problems: list[str]) -> list
     if single:
         return [uri]
     out: list[str] = []
-    for folder, names in sorted(folders.items()):
-        files = {name for name in names if name.endswith(TRACE_SUFFIXES)}
+    for folder, listed in sorted(folders.items()):
+        files = {name: (size, mtime) for name, size, mtime in listed}
+        files = {k: v for k, v in files.items() if k.endswith(TRACE_SUFFIXES)}
         dropped = superseded_in(folder, files)
         for gone in dropped:
-            files.discard(os.path.basename(gone.locator))
+            del files[os.path.basename(gone.locator)]
             by = storage.uri_of(uri, gone.by)
             superseded.append(Superseded(storage.uri_of(uri, gone.locator), by, gone.why))
-        out.extend(storage.uri_of(uri, f"{folder}/{name}") for name in sorted(files))
+        for name in sorted(files):
+            locator = storage.uri_of(uri, f"{folder}/{name}")
+            found.stats[locator] = files[name]
+            out.append(locator)
     if not folders:
         problems.append(f"{uri}: no such file or directory (no objects there)")
     return out
@@ -196,10 +205,11 @@ def discover(paths: Iterable[Path | str]) -> Discovery:
     superseded: list[Superseded] = []
     ignored: list[Ignored] = []
     problems: list[str] = []
+    listed = Discovery([], [], [], [])
     for path in paths:
         if isinstance(path, str):
             if storage.is_uri(path):
-                locators: Iterable[str] = _listed(path, superseded, problems)
+                locators: Iterable[str] = _listed(path, listed, superseded, problems)
                 for locator in locators:
                     seen.setdefault(locator, Candidate(locator))
                 continue
@@ -224,6 +234,7 @@ def discover(paths: Iterable[Path | str]) -> Discovery:
         [dropped[k] for k in sorted(dropped)],
         sorted(ignored, key=lambda i: i.locator),
         problems,
+        listed.stats,
     )
 
 

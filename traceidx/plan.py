@@ -174,7 +174,7 @@ class Changes:
             report.actions["superseded"] += 1
         gone = {s.locator for s in superseded}
         locators = sorted(({c.locator for c in found.candidates} | set(self.known)) - gone)
-        decisions = [self._decide(loc) for loc in locators]
+        decisions = [self._decide(loc, found.stats.get(loc)) for loc in locators]
         self.total = len(decisions)
         for d in decisions:
             entry = self.known.get(d.locator)
@@ -194,9 +194,9 @@ class Changes:
             self._progress(SourceOutcome(d.locator, d.action, entry.state, entry.reason))
         return [d for d in decisions if d.ingest]
 
-    def _decide(self, locator: str) -> Decision:
+    def _decide(self, locator: str, listed: tuple[int, int] | None = None) -> Decision:
         entry = self.known.get(locator)
-        decision = decide(locator, entry, self.rebuild)
+        decision = decide(locator, entry, self.rebuild, listed)
         if entry is not None and self._in_damaged(entry) and decision.action != "missing":
             return Decision(locator, "repaired", decision.size)  # read again, from byte 0
         return decision

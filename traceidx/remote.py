@@ -33,7 +33,7 @@ import pyarrow.fs as pafs
 
 from traceidx import manifest as manifests
 from traceidx import storage
-from traceidx.dataset import Damage, collect_garbage, locked, read_manifest
+from traceidx.dataset import Damage, collect_garbage, decode_manifest, locked, read_manifest
 from traceidx.errors import DatasetError, GenerationTaken, UsageError
 from traceidx.manifest import Manifest
 
@@ -85,13 +85,7 @@ class RemoteDataset:
                 data = stream.read()
         except OSError as exc:
             raise DatasetError(f"{storage.join(self.uri, name)}: unreadable ({exc})") from exc
-        try:
-            return manifests.decode(data)
-        except ValueError as exc:
-            raise DatasetError(
-                f"{storage.join(self.uri, name)}: not a manifest this traceidx reads ({exc}); "
-                "build into a new prefix and rebuild"
-            ) from exc
+        return decode_manifest(data, storage.join(self.uri, name), "a new prefix")
 
     def open(self, relative: str) -> Any:
         """A published file opened for (ranged) reading."""

@@ -96,10 +96,14 @@ def open_input(uri: str) -> Any:
         raise
 
 
-def listing(uri: str) -> tuple[bool, dict[str, list[str]]]:
+#: a listed file: its name, size and modification time (ns)
+Listed = tuple[str, int, int]
+
+
+def listing(uri: str) -> tuple[bool, dict[str, list[Listed]]]:
     """What is at a remote location: whether it is one file, and otherwise the files beneath
-    it by directory (full URIs, directories as filesystem paths; a bucket's root is a valid
-    location)."""
+    it by directory (as filesystem paths; a bucket's root is a valid location), each with the
+    size and modification time the listing gave (no request per file)."""
     import pyarrow.fs as pafs
 
     fs, path = resolve(uri)
@@ -107,8 +111,9 @@ def listing(uri: str) -> tuple[bool, dict[str, list[str]]]:
     if info.type == pafs.FileType.File:
         return True, {}
     selector = pafs.FileSelector(path, recursive=True, allow_not_found=True)
-    out: dict[str, list[str]] = {}
+    out: dict[str, list[Listed]] = {}
     for entry in fs.get_file_info(selector):
         if entry.type == pafs.FileType.File:
-            out.setdefault(entry.path.rsplit("/", 1)[0], []).append(entry.base_name)
+            listed = (entry.base_name, int(entry.size), int(entry.mtime_ns or 0))
+            out.setdefault(entry.path.rsplit("/", 1)[0], []).append(listed)
     return False, out

@@ -89,10 +89,14 @@ def prefix_digest(locator: str, count: int, algorithm: str) -> str | None:
     return None
 
 
-def decide(locator: str, entry: SourceEntry | None, rebuild: bool) -> Decision:
-    """The action for one locator given its stored manifest entry."""
+def decide(
+    locator: str, entry: SourceEntry | None, rebuild: bool, listed: tuple[int, int] | None = None
+) -> Decision:
+    """The action for one locator given its stored manifest entry (and its size and
+    modification time if a listing gave them: objects on remote storage are not asked one by
+    one)."""
     try:
-        size, mtime_ns = stat_of(locator)
+        size, mtime_ns = listed if listed is not None else stat_of(locator)
     except FileNotFoundError:
         return Decision(locator, "missing")
     except OSError:
