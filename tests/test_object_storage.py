@@ -147,6 +147,19 @@ def test_a_ray_build_from_a_bucket_into_a_bucket_equals_a_local_build(
     zstd = _sql(s3, dataset, "SELECT count(*) AS n FROM sources WHERE compression = 'zstd'")
     assert zstd[0]["n"] > 0  # compressed objects were streamed and decoded too
 
+    # a record re-read from its object and verified, in a plain and in a zstd source
+    for compression in ("none", "zstd"):
+        record = _sql(
+            s3,
+            dataset,
+            "SELECT max(record_id) AS id FROM records JOIN sources USING (source_id) "
+            f"WHERE compression = '{compression}'",
+        )[0]["id"]
+        args = ("inspect", str(record), "--dataset", dataset, "--format", "json")
+        inspected = traceidx_cli(*args, env=s3)
+        assert inspected.returncode == 0, inspected.stderr
+        assert json.loads(inspected.stdout)["verification"] == "verified"
+
     fs, root = pafs.FileSystem.from_uri(dataset)
     manifests = fs.get_file_info(pafs.FileSelector(f"{root}/manifests"))
     assert [m.base_name for m in manifests] == ["000000000001.json"]

@@ -38,10 +38,10 @@ from traceidx.errors import DatasetError, GenerationTaken, UsageError
 from traceidx.manifest import Manifest
 
 MANIFESTS = "manifests"
-_MANIFEST_NAME = re.compile(r"(\d{12})\.json")
+MANIFEST_FILE = re.compile(r"(\d{12})\.json")
 #: the generation in a part's (``part-<generation>-…``) or a checkpoint's (``…-<generation>``)
 #: name
-_GENERATION = re.compile(r"^part-(\d+)-|-(\d+)\.pickle$")
+NAMED_GENERATION = re.compile(r"^part-(\d+)-|-(\d+)\.pickle$")
 
 
 def manifest_name(generation: int) -> str:
@@ -71,7 +71,7 @@ class RemoteDataset:
             infos = self.fs.get_file_info(selector)
         except OSError as exc:
             raise DatasetError(f"{self.uri}: cannot list its manifests ({exc})") from exc
-        found = (_MANIFEST_NAME.fullmatch(info.base_name) for info in infos)
+        found = (MANIFEST_FILE.fullmatch(info.base_name) for info in infos)
         return sorted(int(m.group(1)) for m in found if m is not None)
 
     def read(self) -> Manifest | None:
@@ -185,11 +185,11 @@ class RemoteDataset:
         for name in self._files():
             base = name.rsplit("/", 1)[-1]
             if name.startswith(f"{MANIFESTS}/"):
-                found = _MANIFEST_NAME.fullmatch(base)
+                found = MANIFEST_FILE.fullmatch(base)
                 if found is not None and int(found.group(1)) < manifest.generation - 1:
                     doomed.append(name)
             elif name not in keep and name.endswith((".parquet", ".pickle")):
-                made = _GENERATION.search(base)  # of the build that wrote it
+                made = NAMED_GENERATION.search(base)  # of the build that wrote it
                 if made is not None and int(made.group(1) or made.group(2)) <= manifest.generation:
                     doomed.append(name)
         for name in doomed:
