@@ -105,3 +105,19 @@ def test_scaled_copies_are_unique_and_build_cleanly(tmp_path: Path) -> None:
     assert sessions == natives == copies * sample_sessions
     short = sample_subset(short_sessions=True)
     assert 0 < len(short) < len(traces) and set(short) <= set(sample_files())
+
+
+def test_engine_benchmark_smoke(tmp_path: Path) -> None:
+    """The engine benchmark runs both engines on a tiny scaled corpus (no timing asserted)."""
+    out = tmp_path / "engines.json"
+    runner = RUNNER.parent / "engines.py"
+    args = ["--megabytes", "1", "--repeat", "1", "--jobs", "2", "--out", str(out)]
+    done = subprocess.run(
+        [sys.executable, str(runner), *args], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    local, ray = report["runs"]["local"][0], report["runs"]["ray"][0]
+    assert local["totals"] == ray["totals"]  # the same dataset either way
+    assert local["totals"]["items"] > 0 and report["ray_over_local"] > 0
+    assert "Ray / local:" in done.stdout

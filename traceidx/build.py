@@ -12,7 +12,9 @@ left behind (staging folders, unpublished parts):
 Nothing is visible before the swap: an error or a kill at any point leaves the previous
 generation intact, and the next build cleans up. A build that changes nothing publishes
 nothing. Settings that shape facts (text bound, record limit) are part of the dataset: a
-build with other settings re-projects every source.
+build with other settings re-projects every source. A dataset on object storage
+(traceidx.remote) is built in a local temporary folder and published by upload and a
+conditional write instead of the lock and the swap.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import os
 import socket
 from pathlib import Path
 
-from traceidx.dataset import check_parts, collect_garbage, locked, read_manifest, tighten
+from traceidx.dataset import check_parts, tighten
 from traceidx.encode import IdGuard
 from traceidx.engines import Engine, run_batches
 from traceidx.errors import PublishError, write_failure
@@ -29,6 +31,7 @@ from traceidx.ingest import Settings
 from traceidx.manifest import Manifest
 from traceidx.plan import BuildReport, Changes, Progress, default_paths, fact_settings
 from traceidx.publish import PruneReport, Publication, prune
+from traceidx.remote import clean, current, workspace
 from traceidx.staging import Stage
 from traceidx.worker import SourceOutcome, Task, tuned
 
@@ -36,8 +39,8 @@ __all__ = ["BuildReport", "PruneReport", "SourceOutcome", "build", "prune"]
 
 
 def build(
-    paths: list[Path] | None,
-    dataset: Path,
+    paths: list[Path | str] | None,
+    dataset: Path | str,
     *,
     settings: Settings | None = None,
     jobs: int | None = None,
@@ -54,17 +57,20 @@ def build(
     settings = settings or Settings()
     paths = default_paths(settings) if paths is None else paths
     jobs = jobs or os.cpu_count() or 1
-    with locked(dataset):
-        stored = read_manifest(dataset)
-        collect_garbage(dataset, stored)
-        tightened = tighten(dataset)
+    with workspace(dataset) as (folder, remote):
+        stored = current(folder, remote)
+        clean(folder, remote, stored)
         previous = stored or Manifest()
-        damage = check_parts(dataset, previous, checksums=True)
+        if remote is None:
+            tightened = tighten(folder)
+            damage = check_parts(folder, previous, checksums=True)
+        else:  # a bucket's access is its policy's; sizes are checked, checksums not read
+            tightened, damage = 0, remote.check_parts(previous)
         record = fact_settings(settings)
         rebuild = rebuild or previous.settings not in (None, record)
         damaged = frozenset(d.key for d in damage)
         origin = origin or socket.gethostname()
-        changes = Changes(dataset, previous, record, rebuild, progress, damaged, origin)
+        changes = Changes(folder, previous, record, rebuild, progress, damaged, origin, remote)
         repairing = "this build re-projects the sources whose facts it held"
         changes.report.damaged = [d.line(dataset, repairing) for d in damage]
         changes.report.tightened = tightened
@@ -72,7 +78,7 @@ def build(
             try:
                 return _run(changes, paths, settings, jobs, engine, ray_address)
             except (OSError, PublishError) as exc:  # writing the new generation failed
-                collect_garbage(dataset, read_manifest(dataset))
+                clean(folder, None, None if remote else current(folder, remote))
                 where = write_failure(exc, dataset) if isinstance(exc, OSError) else str(exc)
                 kept = f"generation {previous.generation} stays current"
                 if stored is None:
@@ -86,7 +92,7 @@ def build(
 
 def _run(
     changes: Changes,
-    paths: list[Path],
+    paths: list[Path | str],
     settings: Settings,
     jobs: int,
     engine: Engine,
@@ -95,7 +101,7 @@ def _run(
     """Plan, process the changed sources, and publish if anything changed."""
     report = changes.report
     work = changes.plan(paths)
-    stage = Stage(changes.dataset, changes.generation)
+    stage = Stage(changes.dataset, changes.generation, changes.remote)
     stage.folder.mkdir(parents=True, exist_ok=True)
     guard = IdGuard()
     task = Task(settings, changes.missing_sessions(), stage.folder, changes.layout)

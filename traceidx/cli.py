@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from traceidx import __version__, compiled, runtimes
-from traceidx.dataset import default_dataset, read_manifest
+from traceidx.dataset import default_dataset
 from traceidx.errors import DamagedPart, DatasetLocked, ReportError, TraceidxError, UsageError
 from traceidx.frame import algorithm_of
 from traceidx.manifest import Manifest
 from traceidx.output import cell, print_rows, terminal_width, totals_row
 from traceidx.process import configure
 from traceidx.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REPORTS
+from traceidx.storage import is_uri
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 
@@ -56,7 +57,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from traceidx.ingest import Settings
 
     runtimes = frozenset(args.runtime) if args.runtime else None
-    paths = [Path(p) for p in args.paths] if args.paths else None
+    paths = [_location(p) for p in args.paths] if args.paths else None
     settings = Settings(text_limit=args.text_limit, runtimes=runtimes, redact=args.redact)
     if args.origin is not None and not args.origin.strip():
         raise UsageError("--origin: empty name; name the machine or person the traces came from")
@@ -173,8 +174,15 @@ def _print_build_summary(s: dict[str, Any]) -> None:
         w(f"  unknown record types kept as records only: {kinds}\n")
 
 
-def _manifest(dataset: Path) -> Manifest:
-    manifest = read_manifest(dataset)
+def _location(text: str) -> Path | str:
+    """A local path, or a URI of a filesystem pyarrow.fs supports (traceidx.storage)."""
+    return text if is_uri(text) else Path(text).expanduser()
+
+
+def _manifest(dataset: Path | str) -> Manifest:
+    from traceidx.remote import read_current
+
+    manifest = read_current(dataset)
     if manifest is None:
         raise UsageError(f"{dataset}: no dataset here yet; run `traceidx build` first")
     return manifest
@@ -245,10 +253,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     from traceidx.dataset import check_parts, exposed
 
     manifest = _manifest(args.dataset)
-    damage = check_parts(args.dataset, manifest, checksums=True)
+    if is_uri(args.dataset):  # sizes from one listing; access is the bucket policy's
+        from traceidx.remote import RemoteDataset
+
+        damage, wide = RemoteDataset(args.dataset.rstrip("/")).check_parts(manifest), []
+    else:
+        damage, wide = check_parts(args.dataset, manifest, checksums=True), exposed(args.dataset)
     for d in damage:
         _err(d.line(args.dataset))
-    wide = exposed(args.dataset)
     if wide:
         _err(
             f"{args.dataset}: {len(wide)} paths are readable by other users (e.g. {wide[0]}); "
@@ -440,9 +452,10 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--dataset",
-        type=Path,
+        type=_location,
         default=None,
-        help="dataset directory (default: $TRACEIDX_DATASET or $XDG_DATA_HOME/traceidx)",
+        help="dataset directory or URI, e.g. s3://bucket/prefix "
+        "(default: $TRACEIDX_DATASET or $XDG_DATA_HOME/traceidx)",
     )
     fmt = argparse.ArgumentParser(add_help=False)
     fmt.add_argument("--format", choices=("table", "json", "csv"), default="table")
@@ -458,7 +471,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("build", parents=[common, fmt], help="index trace files into the dataset")
-    p.add_argument("paths", nargs="*", help="trace files or directories (default: runtime roots)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="trace files or directories, local or URIs like s3://bucket/prefix "
+        "(default: runtime roots)",
+    )
     p.add_argument(
         "--runtime", action="append", choices=_RUNTIMES, metavar="RUNTIME", help="only this runtime"
     )
@@ -573,7 +591,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.dataset_given = args.dataset is not None
     if args.dataset is None:
         args.dataset = default_dataset()
-    args.dataset = args.dataset.expanduser()
     try:
         return int(args.func(args))
     except DatasetLocked as exc:

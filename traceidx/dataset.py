@@ -48,6 +48,7 @@ from traceidx import manifest as manifests
 from traceidx.errors import DatasetError, DatasetLocked
 from traceidx.manifest import FORMAT_VERSION, FactSettings, Manifest, PartFile, SourceEntry
 from traceidx.model import TABLES
+from traceidx.storage import is_uri
 
 #: a group's buckets double once one holds more than this many records...
 PART_RECORDS = 100_000
@@ -121,9 +122,10 @@ class Damage:
     path: str  # dataset-relative
     what: str
 
-    def line(self, dataset: Path, next_step: str = REPAIR) -> str:
-        """One line: where, what, and the next step."""
-        return f"{dataset / self.path}: {self.what}; {next_step}"
+    def line(self, dataset: Path | str, next_step: str = REPAIR) -> str:
+        """One line: where (in a local or a remote dataset), what, and the next step."""
+        where = f"{str(dataset).rstrip('/')}/{self.path}"
+        return f"{where}: {self.what}; {next_step}"
 
 
 _FOOTER = b"PAR1"
@@ -161,11 +163,12 @@ def _check(path: Path, part: PartFile, checksums: bool) -> str | None:
     return None
 
 
-def default_dataset() -> Path:
-    """`$TRACEIDX_DATASET`, else `$XDG_DATA_HOME/traceidx`, else ~/.local/share/traceidx."""
+def default_dataset() -> Path | str:
+    """`$TRACEIDX_DATASET` (a path or a URI), else `$XDG_DATA_HOME/traceidx`, else
+    ~/.local/share/traceidx."""
     env = os.environ.get("TRACEIDX_DATASET")
     if env:
-        return Path(env).expanduser()
+        return env if is_uri(env) else Path(env).expanduser()
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base).expanduser() / "traceidx"
 
@@ -179,12 +182,18 @@ def read_manifest(dataset: Path) -> Manifest | None:
         return None
     except OSError as exc:
         raise DatasetError(f"{path}: unreadable manifest ({exc.strerror or exc})") from exc
+    return decode_manifest(data, path, "a new dataset directory (or delete this one)")
+
+
+def decode_manifest(data: bytes, where: object, elsewhere: str) -> Manifest:
+    """A manifest read from `where`; DatasetError (build into `elsewhere`) if it is of
+    another format."""
     try:
         return manifests.decode(data)
     except ValueError as exc:
         raise DatasetError(
-            f"{path}: not a manifest this traceidx reads ({exc}); build into a new dataset "
-            "directory (or delete this one) and rebuild"
+            f"{where}: not a manifest this traceidx reads ({exc}); build into {elsewhere} "
+            "and rebuild"
         ) from exc
 
 
@@ -229,10 +238,10 @@ class Partition:
         runtime, month, bucket = key.split("/")
         return cls(runtime, month, int(bucket))
 
-    def path(self, table: str, generation: int) -> str:
+    def path(self, table: str, generation: int, tag: str = "") -> str:
         return (
             f"{table}/runtime={self.runtime}/month={self.month}/"
-            f"part-{generation:06d}-{self.bucket}.parquet"
+            f"part-{generation:06d}-{self.bucket}{tag}.parquet"
         )
 
 

@@ -7,7 +7,8 @@ Default roots: each registered runtime's own, as its adapter declares them
 When a directory is walked, files ending ``.jsonl``, ``.jsonl.zst`` or ``.jsonl.zstd`` are
 candidates; a file named explicitly is always a candidate. The runtime is never chosen here:
 adapters detect it from the content. Symlinked files are followed once (the locator is the
-canonical path, so a file reached twice is one candidate).
+canonical path, so a file reached twice is one candidate). A URI (traceidx.storage) is listed
+on its filesystem: every object beneath it is a file, its locator its full URI.
 
 Only regular files are candidates. Anything else named like a trace — a named pipe, a socket,
 a device, a directory, a symlink to any of these, a dangling symlink or a symlink loop — is
@@ -30,9 +31,10 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from traceidx import storage
 from traceidx.runtimes import declared
 from traceidx.sourceio import kind_of
 
@@ -162,18 +164,58 @@ class Discovery:
     superseded: list[Superseded]
     ignored: list[Ignored]
     problems: list[str]
+    #: size and modification time (ns) of remote candidates, as their listing gave them
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def discover(paths: Iterable[Path]) -> Discovery:
+def _listed(
+    uri: str, found: Discovery, superseded: list[Superseded], problems: list[str]
+) -> list[str]:
+    """The candidates at a remote location (a file, or the trace files beneath it); the
+    listing's size and modification time of each go to `found.stats`."""
+    try:
+        single, folders = storage.listing(uri)
+    except OSError as exc:
+        problems.append(f"{uri}: cannot list it ({exc})")
+        return []
+    if single:
+        return [uri]
+    out: list[str] = []
+    for folder, listed in sorted(folders.items()):
+        files = {name: (size, mtime) for name, size, mtime in listed}
+        files = {k: v for k, v in files.items() if k.endswith(TRACE_SUFFIXES)}
+        dropped = superseded_in(folder, files)
+        for gone in dropped:
+            del files[os.path.basename(gone.locator)]
+            by = storage.uri_of(uri, gone.by)
+            superseded.append(Superseded(storage.uri_of(uri, gone.locator), by, gone.why))
+        for name in sorted(files):
+            locator = storage.uri_of(uri, f"{folder}/{name}")
+            found.stats[locator] = files[name]
+            out.append(locator)
+    if not folders:
+        problems.append(f"{uri}: no such file or directory (no objects there)")
+    return out
+
+
+def discover(paths: Iterable[Path | str]) -> Discovery:
     """Candidates under `paths` (sorted, de-duplicated), superseded files, paths named like
     traces that are not regular files, and problems (paths that do not exist)."""
     seen: dict[str, Candidate] = {}
     superseded: list[Superseded] = []
     ignored: list[Ignored] = []
     problems: list[str] = []
+    listed = Discovery([], [], [], [])
     for path in paths:
+        if isinstance(path, str):
+            if storage.is_uri(path):
+                locators: Iterable[str] = _listed(path, listed, superseded, problems)
+                for locator in locators:
+                    seen.setdefault(locator, Candidate(locator))
+                continue
+            path = Path(storage.local_path(path))
         if path.is_dir():
-            locators: Iterable[str] = _walk(path, superseded, ignored)
+            locators = _walk(path, superseded, ignored)
         elif os.path.lexists(path):
             locator, what = _inspect(str(path.absolute()))
             if what is not None:
@@ -186,10 +228,15 @@ def discover(paths: Iterable[Path]) -> Discovery:
         for locator in locators:
             if locator not in seen:
                 seen[locator] = Candidate(locator)
-    dropped = {s.locator: s for s in superseded if str(Path(s.locator).resolve()) not in seen}
+    dropped = {s.locator: s for s in superseded if _canonical(s.locator) not in seen}
     return Discovery(
         [seen[k] for k in sorted(seen)],
         [dropped[k] for k in sorted(dropped)],
         sorted(ignored, key=lambda i: i.locator),
         problems,
+        listed.stats,
     )
+
+
+def _canonical(locator: str) -> str:
+    return locator if storage.is_uri(locator) else str(Path(locator).resolve())

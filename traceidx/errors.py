@@ -40,6 +40,14 @@ class DatasetLocked(TraceidxError):
     exit_code = 3
 
 
+class GenerationTaken(TraceidxError):
+    """Another builder published the generation this build was writing (a dataset on object
+    storage, where a conditional write guards publication): nothing of this build is
+    visible."""
+
+    exit_code = 3
+
+
 class DamagedPart(TraceidxError):
     """Published part files are missing or do not match what the manifest recorded: one line
     each (`lines`)."""

@@ -20,7 +20,6 @@ In that mode a long plain source also yields a `traceidx.checkpoint.Checkpoint`,
 from __future__ import annotations
 
 import json
-import os
 import pickle
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from traceidx.sourceio import (
     StreamStats,
     logical_chunks,
     open_regular,
+    stat_of,
     valid_utf8,
 )
 from traceidx.sync import head_digest, head_fingerprint
@@ -433,8 +433,7 @@ def _ingest(
     locator = result.locator
     try:
         with open_regular(locator) as stream:
-            stat = os.fstat(stream.fileno())  # of the file read, even if its path was replaced
-            result.size, result.mtime_ns = stat.st_size, stat.st_mtime_ns
+            result.size, result.mtime_ns = stat_of(locator, stream)  # of the file read
             run = _Run(result, settings, sink, prefix_counts)
             framer = Framer(settings.max_record_bytes)
             if resume is not None:

@@ -14,6 +14,9 @@ Session appeared or disappeared in that build (see traceidx.build).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -75,13 +78,15 @@ def _resolve_chunk(semantic: pa.StructArray, desired: pa.Array) -> pa.StructArra
     return _rebuilt(semantic, replace)
 
 
-def parts_linking(paths: list[str], sessions: pa.Array) -> list[str]:
-    """Which of the given item parts hold an item linked to one of `sessions`."""
+def parts_linking(paths: list[str], sessions: pa.Array, opened: Callable[[str], Any]) -> list[str]:
+    """Which of the given item parts (dataset-relative; `opened` gives what to read) hold an
+    item linked to one of `sessions`."""
     import pyarrow.parquet as pq
 
     hits = []
     for path in paths:
-        linked = pq.read_table(path, columns=["linked_session_id"]).column("linked_session_id")
+        part = pq.read_table(opened(path), columns=["linked_session_id"])
+        linked = part.column("linked_session_id")
         if pc.any(pc.is_in(linked, value_set=sessions)).as_py():
             hits.append(path)
     return hits

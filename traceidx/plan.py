@@ -27,6 +27,7 @@ from traceidx.ids import ID_SCHEME
 from traceidx.ingest import Settings
 from traceidx.manifest import FactSettings, Manifest, SourceEntry
 from traceidx.model import TABLES
+from traceidx.remote import RemoteDataset
 from traceidx.schema import table_schema
 from traceidx.staging import Stage
 from traceidx.sync import Decision, decide, prefix_digest
@@ -54,7 +55,7 @@ def schema_digest() -> str:
     return xxhash.xxh3_64_hexdigest(text.encode())
 
 
-def default_paths(settings: Settings) -> list[Path]:
+def default_paths(settings: Settings) -> list[Path | str]:
     """The existing default roots of the runtimes a build covers."""
     return [
         root
@@ -139,10 +140,13 @@ class Changes:
         progress: Progress | None = None,
         damaged: frozenset[str] = frozenset(),
         origin: str | None = None,
+        remote: RemoteDataset | None = None,
     ) -> None:
+        #: the dataset's folder (for a dataset on object storage, the build's local folder)
         self.dataset = dataset
         #: the origin of the sources this build indexes first
         self.origin = origin
+        self.remote = remote
         self.previous = previous
         self.known: dict[str, SourceEntry] = previous.sources
         self.record = record
@@ -172,7 +176,7 @@ class Changes:
 
     # -- planning ---------------------------------------------------------------------------
 
-    def plan(self, paths: list[Path]) -> list[Decision]:
+    def plan(self, paths: list[Path | str]) -> list[Decision]:
         """Decide what to do with every source under `paths` and every known source; the
         unchanged, missing and superseded ones are settled here, the rest are returned."""
         report = self.report
@@ -188,7 +192,8 @@ class Changes:
             report.actions["superseded"] += 1
         gone = {s.locator for s in superseded}
         locators = sorted(({c.locator for c in found.candidates} | set(self.known)) - gone)
-        decisions = recheck_copies([self._decide(loc) for loc in locators], self.known)
+        decisions = [self._decide(loc, found.stats.get(loc)) for loc in locators]
+        decisions = recheck_copies(decisions, self.known)
         self.total = len(decisions)
         for d in decisions:
             entry = self.known.get(d.locator)
@@ -208,9 +213,9 @@ class Changes:
             self._progress(SourceOutcome(d.locator, d.action, entry.state, entry.reason))
         return [d for d in decisions if d.ingest]
 
-    def _decide(self, locator: str) -> Decision:
+    def _decide(self, locator: str, listed: tuple[int, int] | None = None) -> Decision:
         entry = self.known.get(locator)
-        decision = decide(locator, entry, self.rebuild)
+        decision = decide(locator, entry, self.rebuild, listed)
         origin = entry.origin if entry is not None and entry.origin else self.origin
         if entry is not None and self._in_damaged(entry) and decision.action != "missing":
             decision = Decision(locator, "repaired", decision.size)  # read again, from byte 0
@@ -235,7 +240,10 @@ class Changes:
             # a copy published none of the rows its checkpoint settled: it is read whole
             copy = entry is not None and entry.duplicate_of is not None
             if d.action == "appended" and entry is not None and entry.checkpoint and not copy:
-                out[d.locator] = str(self.dataset / entry.checkpoint)
+                local = self.dataset / entry.checkpoint
+                if self.remote is not None:  # the workers read it here
+                    self.remote.download(entry.checkpoint, local)
+                out[d.locator] = str(local)
         return out
 
     # -- outcomes ---------------------------------------------------------------------------

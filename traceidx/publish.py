@@ -7,7 +7,8 @@ reports) stay right when only one side changes (traceidx.links). A group whose b
 is rewritten whole, bucket by bucket. Each part is recorded in the manifest with its size
 and checksum. Then the manifest is swapped in with one rename, and what no manifest names
 any more is removed. Nothing is visible before the swap: an error or a kill at any point
-leaves the previous generation intact, and the next build cleans up.
+leaves the previous generation intact, and the next build cleans up. On object storage the
+parts are uploaded and the manifest is published by a conditional write (traceidx.remote).
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ from traceidx.dataset import (
     MAX_BUCKETS,
     PART_RECORDS,
     Partition,
-    collect_garbage,
-    locked,
     new_manifest,
-    read_manifest,
     swap_manifest,
 )
 from traceidx.errors import DatasetError
@@ -38,7 +36,10 @@ from traceidx.links import resolve as resolve_links
 from traceidx.manifest import PartFile, SourceEntry
 from traceidx.model import TABLES
 from traceidx.plan import Changes, fact_settings
+from traceidx.remote import clean, current, workspace
+from traceidx.sourceio import stat_of
 from traceidx.staging import ROW_GROUP_BYTES, PartWriter, Split, Stage
+from traceidx.storage import is_uri
 from traceidx.worker import fault_point
 
 #: tables whose rows of a resumed source are all re-stated (one row per source)
@@ -164,12 +165,12 @@ class Publication:
         appeared_or_gone = known ^ _sessions_of(self.known)
         if appeared_or_gone:  # items linking to them must be re-resolved
             candidates = {
-                str(self.dataset / p["items"].path): key
+                p["items"].path: key
                 for key, p in parts.items()
                 if "items" in p and Partition.from_key(key) not in affected
             }
             changed = pa.array(sorted(appeared_or_gone), pa.int64())
-            for path in parts_linking(sorted(candidates), changed):
+            for path in parts_linking(sorted(candidates), changed, self.stage.opened):
                 affected.add(Partition.from_key(candidates[path]))
         known_ids = pa.array(sorted(known), pa.int64())
 
@@ -225,18 +226,25 @@ class Publication:
                     if new:
                         parts[partition.key] = new
         checkpoints = self.changes.checkpoints
-        if checkpoints:
+        remote = self.changes.remote
+        if checkpoints and remote is None:
             (self.dataset / "checkpoints").mkdir(exist_ok=True)
         for staged, name in checkpoints:
-            os.replace(staged, self.dataset / name)
+            if remote is not None:
+                remote.upload(Path(staged), name)
+            else:
+                os.replace(staged, self.dataset / name)
         manifest = new_manifest(
             self.previous, self.generation, parts, self.entries, self.changes.record, layout
         )
         fault_point("swap")
-        swap_manifest(self.dataset, manifest)
+        if remote is not None:
+            remote.publish(manifest)  # conditional: fails if another build published first
+        else:
+            swap_manifest(self.dataset, manifest)
         fault_point("collect")
         self.stage.discard()
-        collect_garbage(self.dataset, manifest)
+        clean(self.dataset, remote, manifest)
 
 
 @dataclass(slots=True)
@@ -247,23 +255,35 @@ class PruneReport:
     removed: list[str] = field(default_factory=list)
 
 
-def prune(dataset: Path, *, dry_run: bool = False) -> PruneReport:
+def _gone(locator: str) -> bool:
+    """Whether a source's file (or object) no longer exists."""
+    if not is_uri(locator):
+        return not os.path.lexists(locator)
+    try:
+        stat_of(locator)
+    except FileNotFoundError:
+        return True
+    return False
+
+
+def prune(dataset: Path | str, *, dry_run: bool = False) -> PruneReport:
     """Remove the facts of every source whose file no longer exists."""
-    with locked(dataset):
-        previous = read_manifest(dataset)
-        collect_garbage(dataset, previous)
+    with workspace(dataset) as (folder, remote):
+        previous = current(folder, remote)
+        clean(folder, remote, previous)
         if previous is None:
             raise DatasetError(f"{dataset}: no dataset here yet; run `traceidx build` first")
         known = previous.sources
-        gone = sorted(loc for loc in known if not os.path.lexists(loc))
+        gone = sorted(loc for loc in known if _gone(loc))
         report = PruneReport(previous.generation, gone)
         if dry_run or not gone:
             return report
-        changes = Changes(dataset, previous, previous.settings or fact_settings(Settings()), False)
+        settings = previous.settings or fact_settings(Settings())
+        changes = Changes(folder, previous, settings, False, remote=remote)
         changes.entries.update((k, v) for k, v in known.items() if k not in gone)
         for locator in gone:
             changes.forget(known[locator])
-        stage = Stage(dataset, changes.generation)
+        stage = Stage(folder, changes.generation, remote)
         Publication(changes, stage, 1).publish()
         report.generation = changes.generation
         return report

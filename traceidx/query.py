@@ -4,6 +4,10 @@
 (``_items`` …; an empty relation of the derived schema when a table has no parts) and then runs
 the view definitions shipped in ``traceidx.sql`` (`VIEWS`, in dependency order). Readers use
 the manifest's file list, never a glob, so a build in progress is invisible to them.
+
+A dataset on object storage (a URI, traceidx.remote) is read through pyarrow.fs: each table's
+parts are a pyarrow dataset that DuckDB scans, so no DuckDB extension is needed; extension
+autoinstall and autoload stay off, and nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -20,9 +24,18 @@ import duckdb
 from traceidx.dataset import check_parts, default_dataset, read_manifest
 from traceidx.errors import DamagedPart, DatasetError
 from traceidx.model import TABLES
+from traceidx.storage import is_uri
 
 if TYPE_CHECKING:  # Polars and Arrow load only where a frame or an empty table is made
     import polars as pl
+
+    from traceidx.remote import RemoteDataset
+
+#: DuckDB never fetches an extension (a remote dataset is read through pyarrow.fs)
+OFFLINE: dict[str, Any] = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
 
 #: public views in dependency order; each is ``sql/views/<name>.sql``
 VIEWS: tuple[str, ...] = (
@@ -57,29 +70,53 @@ def connect(
     >>> con = traceidx.connect("~/.local/share/traceidx")  # doctest: +SKIP
     >>> con.sql("SELECT model, sum(total) FROM loop_usage GROUP BY 1").show()  # doctest: +SKIP
     """
-    root = Path(dataset if dataset is not None else default_dataset()).expanduser()
-    manifest = read_manifest(root)
+    location = dataset if dataset is not None else default_dataset()
+    remote = None
+    if is_uri(location):  # pyarrow.fs loads only for a remote dataset
+        from traceidx.remote import RemoteDataset
+
+        remote = RemoteDataset(str(location).rstrip("/"))
+    root = Path(location).expanduser() if remote is None else remote.uri
+    manifest = read_manifest(Path(root)) if remote is None else remote.read()
     if manifest is None:
         raise DatasetError(f"{root}: no dataset here yet (run `traceidx build` first)")
-    damage = check_parts(root, manifest, checksums=False)
+    if remote is None:
+        damage = check_parts(Path(root), manifest, checksums=False)
+    else:
+        damage = remote.check_parts(manifest)
     if damage:
         raise DamagedPart([d.line(root) for d in damage])
-    con = duckdb.connect(database)
+    con = duckdb.connect(database, config=OFFLINE)
     con.execute("SET TimeZone = 'UTC'")
     with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets it is off anyway
         con.execute("SET enable_progress_bar = false")
-    _define_views(con, {table: [root / f for f in manifest.files(table)] for table in TABLES})
+    files = {table: manifest.files(table) for table in TABLES}
+    _define_views(con, files, Path(root) if remote is None else remote)
     return con
 
 
-def _define_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[Path]]) -> None:
-    """Each table's part files as ``_<table>`` (an empty relation of the derived schema when
-    it has none), then the shipped views."""
+def _define_views(
+    con: duckdb.DuckDBPyConnection,
+    files: dict[str, list[str]],
+    root: Path | RemoteDataset | None = None,
+) -> None:
+    """Each table's part files (relative to `root`) as ``_<table>`` (an empty relation of the
+    derived schema when it has none), then the shipped views."""
     for table in TABLES:
-        if files.get(table):
+        if files.get(table) and root is not None and not isinstance(root, Path):
+            import pyarrow.dataset as ds
+
+            from traceidx.schema import table_schema
+
+            parts = [root.path(f) for f in files[table]]
+            scanned = ds.dataset(parts, table_schema(table), "parquet", root.fs)
+            con.register(f"_{table}_parts", scanned)
+            con.execute(f"CREATE VIEW _{table} AS SELECT * FROM _{table}_parts")
+        elif files.get(table):
+            assert isinstance(root, Path)
             con.execute(
                 f"CREATE VIEW _{table} AS SELECT * FROM read_parquet("
-                f"{_sql_list(files[table])}, hive_partitioning = false)"
+                f"{_sql_list([root / f for f in files[table]])}, hive_partitioning = false)"
             )
         else:
             from traceidx.schema import table_schema
@@ -105,7 +142,7 @@ def view_summary(name: str) -> str:
 def describe_views() -> dict[str, list[tuple[str, str]]]:
     """Every public view's columns and DuckDB types, as the shipped view SQL defines them
     (described over empty tables of the derived schema; no dataset needed)."""
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(":memory:", config=OFFLINE)
     try:
         _define_views(con, {})
         return {

@@ -24,6 +24,8 @@ import pyarrow as pa
 import zstandard
 from mypy_extensions import mypyc_attr
 
+from traceidx import storage
+
 ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 CHUNK_BYTES: Final = 1 << 20
 #: physical bytes at the start of a file kept while reading it (sync's rewrite check)
@@ -230,7 +232,11 @@ def _stream_frame(
 def open_regular(locator: str) -> BinaryIO:
     """`locator` opened for reading if it is a regular file; OSError otherwise. A named pipe,
     socket or device (also behind a symlink) is never waited on: the open does not block, and
-    anything but a regular file is closed again at once."""
+    anything but a regular file is closed again at once. A URI (traceidx.storage) is opened
+    on its filesystem, as a stream of ranged reads."""
+    if storage.is_uri(locator):
+        stream: BinaryIO = storage.open_input(locator)
+        return stream
     fd = os.open(locator, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         mode = os.fstat(fd).st_mode
@@ -240,6 +246,15 @@ def open_regular(locator: str) -> BinaryIO:
         os.close(fd)
         raise
     return os.fdopen(fd, "rb")
+
+
+def stat_of(locator: str, stream: BinaryIO | None = None) -> tuple[int, int]:
+    """Size and modification time (ns) of a source (of the file `stream` has open, if given,
+    even if its path was replaced since)."""
+    if storage.is_uri(locator):
+        return storage.stat(locator)
+    found = os.stat(locator) if stream is None else os.fstat(stream.fileno())
+    return found.st_size, found.st_mtime_ns
 
 
 def kind_of(mode: int) -> str:

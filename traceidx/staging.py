@@ -16,7 +16,9 @@ that changed or went away are dropped, by ``source_id``) followed by its slices 
 runs, into a Parquet file under the new generation's name, one row group per `ROW_GROUP_BYTES`
 of rows (`PartWriter`). When a group's bucket count grew, a previous part's rows are read once
 for several of its new partitions and routed to each by source (`Split`). Parts of partitions
-that did not change are not touched.
+that did not change are not touched. For a dataset on object storage (traceidx.remote) the
+stage is a local folder: a part is written there, uploaded, and removed; previous parts are
+read from the store in ranged reads.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +38,7 @@ import pyarrow.parquet as pq
 from traceidx.dataset import MAX_BUCKETS, STAGING_PREFIX, Partition, part_file
 from traceidx.encode import ID_COLUMNS, check_ids, id_column
 from traceidx.manifest import PartFile
+from traceidx.remote import RemoteDataset, part_tag
 from traceidx.schema import dictionary_columns, statistics_columns, table_schema
 
 PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd"}
@@ -223,7 +227,8 @@ class PartWriter:
     ) -> None:
         self.table = table
         self.dataset = stage.dataset
-        self.relative = partition.path(table, stage.generation)
+        self.relative = partition.path(table, stage.generation, stage.tag)
+        self.remote = stage.remote
         self.target = stage.dataset / self.relative
         self.transform = transform
         self.group_bytes = group_bytes
@@ -269,7 +274,11 @@ class PartWriter:
             return None
         self._close_file()
         check_ids(self.table, self.ids)
-        return part_file(self.dataset, self.relative)
+        written = part_file(self.dataset, self.relative)
+        if self.remote is not None:
+            self.remote.upload(self.target, self.relative)
+            self.target.unlink()
+        return written
 
     def discard(self) -> None:
         """Give up on the part after an error: its file, if begun, is closed and left as
@@ -285,9 +294,12 @@ class PartWriter:
 class Stage:
     """The rows of one build that are not yet published, by group and table."""
 
-    def __init__(self, dataset: Path, generation: int) -> None:
+    def __init__(self, dataset: Path, generation: int, remote: RemoteDataset | None = None) -> None:
         self.dataset = dataset
         self.generation = generation
+        #: the dataset on object storage that parts are uploaded to (None: `dataset` itself)
+        self.remote = remote
+        self.tag = part_tag(remote)
         self.folder = dataset / f"{STAGING_PREFIX}{generation:06d}"
         self._spooled: dict[tuple[str, str], list[Spooled]] = defaultdict(list)
         self._readers = _Readers()
@@ -322,7 +334,7 @@ class Stage:
             return
         id_name = ID_COLUMNS.get(table)
         schema = table_schema(table)
-        old = pq.ParquetFile(self.dataset / previous)
+        old = pq.ParquetFile(self.opened(previous))
         for batch in old.iter_batches(batch_size=READ_ROWS):
             piece = pa.Table.from_batches([batch])
             if piece.schema != schema:
@@ -336,6 +348,10 @@ class Stage:
             if gone is not None:
                 piece = piece.filter(pc.invert(gone))
             yield piece
+
+    def opened(self, relative: str) -> Any:
+        """A published file, to read (a local path, or a file on the remote store)."""
+        return self.remote.open(relative) if self.remote is not None else self.dataset / relative
 
     def staged(
         self, group: str, table: str, buckets: int, wanted: Collection[int]

@@ -36,7 +36,6 @@ The rules (after the Source/Record change rules of the contract):
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal, get_args
@@ -44,7 +43,7 @@ from typing import Literal, get_args
 from traceidx.frame import FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
 from traceidx.manifest import SourceEntry
 from traceidx.records import SourceKeys
-from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks, open_regular
+from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks, open_regular, stat_of
 
 Action = Literal[
     "unchanged",
@@ -116,20 +115,23 @@ def prefix_digests(locator: str, counts: Collection[int], algorithm: str) -> dic
     return keys.digests(counts)[1]
 
 
-def decide(locator: str, entry: SourceEntry | None, rebuild: bool) -> Decision:
-    """The action for one locator given its stored manifest entry."""
+def decide(
+    locator: str, entry: SourceEntry | None, rebuild: bool, listed: tuple[int, int] | None = None
+) -> Decision:
+    """The action for one locator given its stored manifest entry (and its size and
+    modification time if a listing gave them: objects on remote storage are not asked one by
+    one)."""
     try:
-        stat = os.stat(locator)
+        size, mtime_ns = listed if listed is not None else stat_of(locator)
     except FileNotFoundError:
         return Decision(locator, "missing")
     except OSError:
         return Decision(locator, "unreadable")  # ingest reports why
-    size = stat.st_size
     if entry is None or rebuild:
         return Decision(locator, "new", size)
     if entry.state == "failed" or entry.failed:
         return Decision(locator, "retried", size)
-    if entry.size == size and entry.mtime_ns == stat.st_mtime_ns:
+    if entry.size == size and entry.mtime_ns == mtime_ns:
         return Decision(locator, "unchanged", size)
     old_size = entry.size
     if size < old_size:
