@@ -433,6 +433,7 @@ class Session(_Struct, frozen=True):
     working_directory: str | None = None
     forked_from: SessionRef | None = None
     delegated_from: SessionRef | None = None
+    task: TextContent | None = None
 
 
 class LoopEnd(_Struct, frozen=True):
@@ -530,6 +531,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "working_directory": "the session's working directory",
         "forked_from": "parent session this one was forked from (if in the dataset)",
         "delegated_from": "session that delegated work to this one (if in the dataset)",
+        "task": "the task a delegated child received from its parent, as the child records it",
     },
     "loops": {
         "loop_id": "opaque id of the outer agent execution",

@@ -29,7 +29,7 @@ from traceidx.items import ItemColumns, value_row
 from traceidx.model import Item, Loop, LoopEnd, LoopModel, Session, SessionRef
 from traceidx.rules import sum_usage
 from traceidx.shell import parse_shell
-from traceidx.text import DEFAULT_TEXT_LIMIT, text_row
+from traceidx.text import DEFAULT_TEXT_LIMIT, text_content, text_row
 
 _SESSION_REF_MEMBER: Final = {
     "agent.delegation": "child_session_id",
@@ -168,6 +168,7 @@ class Projector:
             working_directory=ds.working_directory,
             forked_from=ref(ds.forked_from),
             delegated_from=ref(ds.delegated_from),
+            task=None if ds.task is None else text_content(ds.task, self.text_limit),
         )
 
     def loops(self, drafts: list[DraftLoop]) -> list[Loop]:

@@ -114,6 +114,8 @@ class DraftSession:
     working_directory: str | None = None
     delegated_from: tuple[str, int] | None = None
     forked_from: tuple[str, int] | None = None
+    #: the task a delegated child received from its parent (the text that opens its work)
+    task: str | None = None
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
