@@ -49,6 +49,9 @@ class FactSettings(msgspec.Struct, frozen=True):
     #: a digest of the published tables' Arrow schemas: parts of another schema cannot be
     #: read beside new ones, so a build of another schema re-projects every source
     schema: str = ""
+    #: each adapter's projection version (runtime -> `Adapter.version`): a build by adapters
+    #: that project otherwise re-projects every source
+    adapters: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):

@@ -18,6 +18,7 @@ from pathlib import Path
 import msgspec
 import xxhash
 
+from traceidx.adapters import adapters
 from traceidx.dataset import Partition
 from traceidx.discover import Ignored, default_roots, discover
 from traceidx.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
@@ -41,6 +42,7 @@ def fact_settings(settings: Settings) -> FactSettings:
         ids=ID_SCHEME,
         token_estimator="ascii4_unicode1_v1",
         schema=schema_digest(),
+        adapters={name: cls.version for name, cls in sorted(adapters().items())},
     )
 
 

@@ -148,6 +148,8 @@ class Adapter:
     """
 
     runtime: ClassVar[str]
+    #: bumped whenever the adapter projects a trace otherwise (a build re-projects then)
+    version: ClassVar[int] = 1
     #: where the runtime keeps its traces by default (see `traceidx.runtimes`)
     homes: ClassVar[tuple[TraceHome, ...]] = ()
     #: how many leading records `claims` may inspect

@@ -122,6 +122,8 @@ class PiAdapter(Adapter):
     """Projects one Pi session file."""
 
     runtime = "pi"
+
+    version = 2
     homes = (TraceHome("PI_CODING_AGENT_DIR", ".pi/agent", ("sessions",)),)
 
     @classmethod

@@ -39,6 +39,8 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
     """Projects one Claude Code transcript (the format: ``docs/runtimes/claude_code.md``)."""
 
     runtime = "claude_code"
+
+    version = 2
     homes = (TraceHome("CLAUDE_CONFIG_DIR", ".claude", ("projects",)),)
     record_type = RECORD
 

@@ -53,6 +53,8 @@ class DshAdapter(DshTools):
     """Projects one dsh session log (the format: ``docs/runtimes/dsh.md``)."""
 
     runtime = "dsh"
+
+    version = 2
     homes = (TraceHome("DSH_HOME", ".dsh", ("sessions",)),)
 
     @classmethod
