@@ -30,7 +30,7 @@ class CodexAdapter(CodexTools):
 
     runtime = "codex"
 
-    version = 1
+    version = 2
     homes = (TraceHome("CODEX_HOME", ".codex", ("sessions", "archived_sessions")),)
 
     @classmethod
