@@ -1,12 +1,12 @@
--- subagents: one row per child session (a session another one delegated work to): its parent
--- session, runtime, agent type (as the delegation names it, where the runtime records one),
+-- subagents: one row per child session (a session whose log names its parent): its parent
+-- session, runtime, kind, agent type (as the delegation names it, where the runtime records one),
+-- `kind` says how the child came to run: `delegated` when a delegation links it; else, for
+-- Claude Code, `compaction` (the runtime's compaction agent, agent id `acompact-…`) or
+-- `warmup` (the runtime's cache warm-up, task `Warmup`); else `undelegated` (its parent
+-- records nothing that delegates it). Then its
 -- models, loops, tokens, tool calls and their failures, failed loops, and wall time (first
 -- loop start to last loop end). Counts cover the child's loops in scope (its own tool calls,
 -- not its descendants'); `report sessions` rolls these rows up per parent.
--- `kind` says how the child came to run: `delegated` when a delegation of its parent links
--- it; else, for Claude Code, `compaction` (the runtime's compaction agent, agent id
--- `acompact-…`) or `warmup` (the runtime's cache warm-up, task `Warmup`); else `undelegated`
--- (its parent records nothing that delegates it).
 WITH children AS (
     SELECT s.session_id, s.runtime, s.native_id, s.created_at,
            s.delegated_from.session_id AS parent_id, s.task.value AS task
