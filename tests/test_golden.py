@@ -70,6 +70,8 @@ SELECT i.loop_id, i.session_id, i.loop_position,
        i.semantic.tool_output.duration_ms AS duration_ms,
        i.semantic.tool_output.runtime_truncated AS runtime_truncated,
        i.semantic.delegation.child_session_id IS NOT NULL AS links_child,
+       coalesce(i.semantic.subagent_report.source_session_id,
+                i.semantic.subagent_activity.subagent_session_id) IS NOT NULL AS links_source,
        i.semantic.delegation.agent_type AS agent_type
 FROM items i
 ORDER BY i.loop_id IS NULL, i.loop_position, lines, i.semantic.role, text

@@ -21,6 +21,7 @@ import traceidx.records
 import traceidx.staging
 import traceidx.worker
 from tests.conftest import fixture_path, patches_module_functions
+from traceidx.adapters import adapters
 from traceidx.build import build, prune
 from traceidx.dataset import read_manifest
 from traceidx.frame import LEGACY_ALGORITHM, Framer, fingerprint
@@ -407,4 +408,21 @@ def test_a_dataset_of_another_schema_is_re_projected(tmp_path: Path) -> None:
     path.write_text(json.dumps(manifest))
     again = build([traces], dataset, jobs=1)
     assert again.changed and again.actions["new"] == first.actions["new"] > 0
+    assert build([traces], dataset, jobs=1).actions["unchanged"] == first.actions["new"]
+
+
+def test_an_adapter_that_projects_otherwise_re_projects_the_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an upgrade whose adapter version changed re-projects what older code projected
+    traces = _copy(tmp_path, "generated", "claude", "s1-vega")
+    dataset = tmp_path / "ds"
+    first = build([traces], dataset, jobs=1)
+    assert build([traces], dataset, jobs=1).actions["unchanged"] == first.actions["new"]
+    adapter = adapters()["claude_code"]
+    monkeypatch.setattr(adapter, "version", adapter.version + 1)
+    again = build([traces], dataset, jobs=1)
+    assert again.changed and again.actions["new"] == first.actions["new"] > 0
+    manifest = json.loads((dataset / "manifest.json").read_text())
+    assert manifest["settings"]["adapters"]["claude_code"] == adapter.version
     assert build([traces], dataset, jobs=1).actions["unchanged"] == first.actions["new"]

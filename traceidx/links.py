@@ -20,6 +20,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from traceidx.lineage import override_array
+
 #: semantic child -> its session reference member
 LINK_MEMBERS = {
     "delegation": "child_session_id",
@@ -38,12 +40,18 @@ def _published_links(items: pa.Table) -> pa.ChunkedArray:
     return out
 
 
-def resolve(items: pa.Table, known: pa.Array) -> pa.Table:
-    """`items` with every link member set to its linked Session if `known`, else absent."""
+def resolve(
+    items: pa.Table, known: pa.Array, overrides: dict[int, int | None] | None = None
+) -> pa.Table:
+    """`items` with every link member set to its linked Session if `known`, else absent;
+    the items `overrides` names (delegations, traceidx.lineage) linked as it says instead."""
     if items.num_rows == 0:
         return items
     linked = items.column("linked_session_id")
     desired = pc.if_else(pc.is_in(linked, value_set=known), linked, pa.scalar(None, pa.int64()))
+    if overrides:
+        named, child = override_array(items, overrides)
+        desired = pc.if_else(named, child, desired)
     current = _published_links(items)
     stale = pc.invert(pc.fill_null(pc.equal(current, desired), False))
     stale = pc.and_(stale, pc.or_(pc.is_valid(current), pc.is_valid(desired)))

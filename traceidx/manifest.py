@@ -51,6 +51,9 @@ class FactSettings(msgspec.Struct, frozen=True):
     schema: str = ""
     #: secrets in published text replaced (``build --redact``): a build that differs re-projects
     redact: bool = False
+    #: each adapter's projection version (runtime -> `Adapter.version`): a build by adapters
+    #: that project otherwise re-projects every source
+    adapters: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):

@@ -448,6 +448,7 @@ class Session(_Struct, frozen=True):
     branch: str | None = None
     forked_from: SessionRef | None = None
     delegated_from: SessionRef | None = None
+    task: TextContent | None = None
 
 
 class LoopEnd(_Struct, frozen=True):
@@ -567,6 +568,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "branch": "the git branch the trace states the session ran on (its first)",
         "forked_from": "parent session this one was forked from (if in the dataset)",
         "delegated_from": "session that delegated work to this one (if in the dataset)",
+        "task": "the task a delegated child received from its parent, as the child records it",
     },
     "loops": {
         "loop_id": "opaque id of the outer agent execution",

@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 import xxhash
 
+from traceidx.adapters import adapters
 from traceidx.copies import originals, prefix_reader, recheck_copies, stage_rows
 from traceidx.dataset import Partition
 from traceidx.discover import Ignored, default_roots, discover
@@ -46,6 +47,7 @@ def fact_settings(settings: Settings) -> FactSettings:
         token_estimator="ascii4_unicode1_v1",
         schema=schema_digest(),
         redact=settings.redact,
+        adapters={name: cls.version for name, cls in sorted(adapters().items())},
     )
 
 

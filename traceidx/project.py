@@ -32,7 +32,7 @@ from traceidx.model import Item, Loop, LoopEnd, LoopModel, ModelCall, Session, S
 from traceidx.redact import Redactor
 from traceidx.rules import UsageSample, sum_usage
 from traceidx.shell import parse_shell
-from traceidx.text import DEFAULT_TEXT_LIMIT, text_row
+from traceidx.text import DEFAULT_TEXT_LIMIT, text_content, text_row
 
 _SESSION_REF_MEMBER: Final = {
     "agent.delegation": "child_session_id",
@@ -184,6 +184,7 @@ class Projector:
             branch=ds.branch,
             forked_from=ref(ds.forked_from),
             delegated_from=ref(ds.delegated_from),
+            task=None if ds.task is None else text_content(ds.task, self.text_limit),
         )
 
     def loops(self, drafts: list[DraftLoop]) -> list[Loop]:

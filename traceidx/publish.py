@@ -17,11 +17,14 @@ import os
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import msgspec
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+from traceidx import lineage
 from traceidx.dataset import (
     MAX_BUCKETS,
     PART_RECORDS,
@@ -225,6 +228,7 @@ class Publication:
                 for partition, new in written.items():
                     if new:
                         parts[partition.key] = new
+        self._relink(parts, known)
         checkpoints = self.changes.checkpoints
         remote = self.changes.remote
         if checkpoints and remote is None:
@@ -245,6 +249,40 @@ class Publication:
         fault_point("collect")
         self.stage.discard()
         clean(self.dataset, remote, manifest)
+
+    def _relink(self, parts: dict[str, dict[str, PartFile]], known: set[int]) -> None:
+        """Rewrite the item parts whose delegations link otherwise than the dataset's lineage
+        says (a child matched or withheld in another part: traceidx.lineage)."""
+        paths = {str(self.dataset / p["items"].path): k for k, p in parts.items() if "items" in p}
+        sessions = [
+            str(self.dataset / p["sessions"].path) for p in parts.values() if "sessions" in p
+        ]
+        delegations = lineage.read_delegations(sorted(paths))
+        every = [d for found in delegations.values() for d in found]
+        if not every:
+            return
+        desired = lineage.desired_links(every, lineage.read_children(sessions), known)
+        known_ids = pa.array(sorted(known), pa.int64())
+        for path, links in sorted(lineage.stale_parts(delegations, desired).items()):
+            key = paths[path]
+            old = pq.ParquetFile(path)
+            groups = [old.read_row_group(i) for i in range(old.num_row_groups)]
+            old.close()
+            writer = PartWriter(
+                self.stage,
+                Partition.from_key(key),
+                "items",
+                partial(resolve_links, known=known_ids, overrides=links),
+            )
+            try:
+                for rows in groups:
+                    writer.add(rows)
+                written = writer.close()
+            finally:
+                writer.discard()
+            assert written is not None
+            parts[key] = {**parts[key], "items": written}
+            fault_point("write")
 
 
 @dataclass(slots=True)

@@ -1,15 +1,25 @@
--- subagents: one row per child session (a session another one delegated work to): its parent
--- session, runtime, agent type (as the delegation names it, where the runtime records one),
+-- subagents: one row per child session (a session whose log names its parent): its parent
+-- session, runtime, kind, agent type (as the delegation names it, where the runtime records one),
+-- `kind` says how the child came to run: `delegated` when a delegation links it; else, for
+-- Claude Code, `compaction` (the runtime's compaction agent, agent id `acompact-…`) or
+-- `warmup` (the runtime's cache warm-up, task `Warmup`); else `undelegated` (its parent
+-- records nothing that delegates it). Then its
 -- models, loops, tokens, tool calls and their failures, failed loops, and wall time (first
 -- loop start to last loop end). Counts cover the child's loops in scope (its own tool calls,
 -- not its descendants'); `report sessions` rolls these rows up per parent.
 -- detail (hidden first in a narrow table): started, failed_loops
 WITH children AS (
     SELECT s.session_id, s.runtime, s.native_id, s.created_at,
-           s.delegated_from.session_id AS parent_id
+           s.delegated_from.session_id AS parent_id, s.task.value AS task
     FROM sessions AS s
     WHERE s.delegated_from IS NOT NULL
       AND (getvariable('runtimes') IS NULL OR list_contains(getvariable('runtimes'), s.runtime))
+),
+delegating AS (
+    SELECT DISTINCT i.semantic.delegation.child_session_id AS session_id
+    FROM items AS i
+    WHERE i.semantic.role = 'agent.delegation'
+      AND i.semantic.delegation.child_session_id IS NOT NULL
 ),
 typed AS (
     SELECT coalesce(i.semantic.delegation.child_session_id, i.linked_session_id) AS session_id,
@@ -36,6 +46,10 @@ SELECT
     p.native_id AS parent_session,
     c.runtime,
     c.native_id AS session,
+    CASE WHEN d.session_id IS NOT NULL THEN 'delegated'
+         WHEN c.runtime = 'claude_code' AND c.native_id LIKE 'acompact-%' THEN 'compaction'
+         WHEN c.runtime = 'claude_code' AND c.task = 'Warmup' THEN 'warmup'
+         ELSE 'undelegated' END AS kind,
     t.agent_type,
     o.models AS model,
     strftime(timezone(getvariable('tz'), c.created_at), '%Y-%m-%d %H:%M:%S') AS started,
@@ -48,6 +62,7 @@ SELECT
          THEN (epoch_ms(o.last_end) - epoch_ms(o.first_start)) / 1000.0 END AS wall_s
 FROM children AS c
 JOIN sessions AS p ON p.session_id = c.parent_id
+LEFT JOIN delegating AS d ON d.session_id = c.session_id
 LEFT JOIN typed AS t ON t.session_id = c.session_id
 LEFT JOIN own AS o ON o.session_id = c.session_id
 LEFT JOIN calls AS k ON k.session_id = c.session_id

@@ -19,7 +19,8 @@ WITH merged AS (
         arg_min(forked_from, source_ids[1]) FILTER (WHERE forked_from IS NOT NULL)
             AS forked_from,
         arg_min(delegated_from, source_ids[1]) FILTER (WHERE delegated_from IS NOT NULL)
-            AS delegated_from
+            AS delegated_from,
+        arg_min(task, source_ids[1]) FILTER (WHERE task IS NOT NULL) AS task
     FROM _sessions
     GROUP BY session_id
 )
@@ -32,5 +33,6 @@ SELECT
          THEN m.forked_from END AS forked_from,
     CASE WHEN m.delegated_from.session_id IN (SELECT session_id FROM _sessions)
               AND m.delegated_from.session_id <> m.session_id
-         THEN m.delegated_from END AS delegated_from
+         THEN m.delegated_from END AS delegated_from,
+    m.task
 FROM merged AS m;

@@ -116,6 +116,8 @@ class DraftSession:
     branch: str | None = None
     delegated_from: tuple[str, int] | None = None
     forked_from: tuple[str, int] | None = None
+    #: the task a delegated child received from its parent (the text that opens its work)
+    task: str | None = None
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -149,6 +151,8 @@ class Adapter:
     """
 
     runtime: ClassVar[str]
+    #: bumped whenever the adapter projects a trace otherwise (a build re-projects then)
+    version: ClassVar[int] = 1
     #: where the runtime keeps its traces by default (see `traceidx.runtimes`)
     homes: ClassVar[tuple[TraceHome, ...]] = ()
     #: how many leading records `claims` may inspect

@@ -20,7 +20,7 @@ from traceidx.adapters.base import (
     DraftSession,
     RecordFacts,
 )
-from traceidx.adapters.values import declared_command, refined, str_or_none
+from traceidx.adapters.values import declared_command, dict_or_empty, refined, str_or_none
 from traceidx.rules import exit_code_from_header, message_text, type_tag, usage_sample
 from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
@@ -32,6 +32,25 @@ _SKILL_OPEN: Final = '<skill name="'
 _SKILL_CLOSE: Final = "</skill>"
 _RECORD_ONLY: Final = frozenset({"custom", "label", "session_info"})
 _CUSTOM_ROLES: Final = frozenset({"custom", "hookMessage"})
+#: the ``customType`` of the pi-subagents extension's completion notices (``details.status``:
+#: completed / failed end the child's run; blocked / paused report it still open)
+_SUBAGENT_NOTIFY: Final = "subagent-notify"
+_SUBAGENT_ENDED: Final = frozenset({"completed", "failed"})
+#: a Pi session file's name ends with its session id
+_SESSION_FILE: Final = re.compile(
+    r"_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl\Z"
+)
+
+
+def _session_file_id(details: dict[str, Any]) -> str | None:
+    """The child Session a notice names: its session file's id (not a share URL)."""
+    value = details.get("sessionValue")
+    if details.get("sessionLabel") != "session file" or not isinstance(value, str):
+        return None
+    found = _SESSION_FILE.search(value)
+    return found.group(1) if found else None
+
+
 _SUMMARY_ROLES: Final = frozenset({"compactionSummary", "branchSummary"})
 _FINAL_STOPS: Final = frozenset({"stop", "length"})
 
@@ -103,6 +122,8 @@ class PiAdapter(Adapter):
     """Projects one Pi session file."""
 
     runtime = "pi"
+
+    version = 2
     homes = (TraceHome("PI_CODING_AGENT_DIR", ".pi/agent", ("sessions",)),)
 
     @classmethod
@@ -298,9 +319,14 @@ class PiAdapter(Adapter):
         return self.loop if self.phase in phases else None
 
     def _runtime_item(
-        self, role: str, value: dict[str, Any], during_tools: bool = True
+        self,
+        role: str,
+        value: dict[str, Any],
+        during_tools: bool = True,
+        session_ref: str | None = None,
     ) -> DraftItem:
-        item = self.emit(role, "structural", value, self._running(during_tools))
+        loop = self._running(during_tools)
+        item = self.emit(role, "structural", value, loop, session_ref=session_ref)
         if self.phase == _RETRY:
             self.limbo.append(item)
         return item
@@ -473,8 +499,14 @@ class PiAdapter(Adapter):
 
     def _custom(self, obj: dict[str, Any]) -> None:
         text, images = message_text(obj.get("content"))
-        value = {"text": text or None, "has_images": images}
-        item = self._runtime_item("runtime.context", value)
+        value: dict[str, Any] = {"text": text or None, "has_images": images}
+        if obj.get("customType") == _SUBAGENT_NOTIFY:  # a background subagent's completion
+            details = dict_or_empty(obj.get("details"))
+            over = details.get("status") in _SUBAGENT_ENDED
+            role = "subagent.report" if over else "subagent.activity"
+            item = self._runtime_item(role, value, session_ref=_session_file_id(details))
+        else:
+            item = self._runtime_item("runtime.context", value)
         if self.phase in (_IDLE, _STOPPED):
             self.trigger = item  # a triggered turn would open its Loop here
 

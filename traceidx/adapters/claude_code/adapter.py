@@ -39,6 +39,8 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
     """Projects one Claude Code transcript (the format: ``docs/runtimes/claude_code.md``)."""
 
     runtime = "claude_code"
+
+    version = 2
     homes = (TraceHome("CLAUDE_CONFIG_DIR", ".claude", ("projects",)),)
     record_type = RECORD
 
@@ -109,7 +111,7 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
                 self.pending_start = self.position
             self.emit(role, "heuristic", value, self._current())
         elif self.subagent or self.in_sidechain:
-            self._subagent_input()
+            self._subagent_input(text)
         elif in_result:
             self.emit("runtime.context", "heuristic", value, self._current())
         else:
@@ -127,9 +129,13 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
         loop = self._start_loop(self.position)
         self.emit("human.request", strength, value, loop)
 
-    def _subagent_input(self) -> None:
+    def _subagent_input(self, text: str | None) -> None:
         """A subagent's task, as its parent gave it: it opens the subagent's run (a Loop) and
-        stays a Record; the delegation is the parent's item (its Agent/Task call)."""
+        stays a Record; the delegation is the parent's item (its Agent/Task call). A subagent
+        file's first one is its Session's task."""
+        session = self.session
+        if self.subagent and session is not None and session.task is None and text:
+            session.task = text
         if not self.open:
             self._start_loop(self.position)
 

@@ -111,7 +111,11 @@ class ClaudeCodeTools(ClaudeCodeState):
         )
         delegation = None
         if name in _DELEGATION_TOOLS and isinstance(args, dict):  # the call also delegates
-            task = {"text": str_or_none(args.get("prompt")), "has_images": False}
+            task = {
+                "text": str_or_none(args.get("prompt")),
+                "has_images": False,
+                "agent_type": str_or_none(args.get("subagent_type")),
+            }
             delegation = self.emit("agent.delegation", "structural", task, loop)
         if call_id is not None and name is not None:
             self.calls[call_id] = name

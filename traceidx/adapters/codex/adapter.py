@@ -29,6 +29,8 @@ class CodexAdapter(CodexTools):
     """Projects one Codex rollout (the format: ``docs/runtimes/codex.md``)."""
 
     runtime = "codex"
+
+    version = 2
     homes = (TraceHome("CODEX_HOME", ".codex", ("sessions", "archived_sessions")),)
 
     @classmethod

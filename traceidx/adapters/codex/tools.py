@@ -170,7 +170,11 @@ class CodexTools(CodexMessages):
         arguments = json_text(raw)
         args = parsed(raw)
         state = self._working() or self._start_loop(None)
-        if name == "spawn_agent" and kind == "function_call":
+        if name == "spawn_agent" and kind == "function_call":  # a tool call that delegates
+            call = {"tool_name": name, "arguments": arguments, "working_directory": None}
+            self._emit(
+                "agent.tool_call", "structural", call, state, call_id=self._linkable(call_id)
+            )
             message = args.get("message") if isinstance(args, dict) else None
             text = message if isinstance(message, str) else arguments
             kind_of = args.get("agent_type") if isinstance(args, dict) else None
@@ -272,6 +276,8 @@ class CodexTools(CodexMessages):
             self.children.add(child)
             if spawn is not None and self.position - spawn.records[0] <= JOIN_WINDOW:
                 spawn.session_ref = child
+        # the call's output (its text is the activity's), beside the child's activity
+        self._emit("tool.output", "structural", {"text": None}, state, output_of=call_id)
         value = {"text": text or None, "has_images": False}
         self._emit("subagent.activity", "structural", value, state, session_ref=child)
 

@@ -53,6 +53,8 @@ class DshAdapter(DshTools):
     """Projects one dsh session log (the format: ``docs/runtimes/dsh.md``)."""
 
     runtime = "dsh"
+
+    version = 2
     homes = (TraceHome("DSH_HOME", ".dsh", ("sessions",)),)
 
     @classmethod
@@ -201,8 +203,10 @@ class DshAdapter(DshTools):
         text, images = content_text(display)
         if not text and not images:
             return
-        if self.child:
-            return  # the parent's task on the user channel: a Record that opens the Loop
+        if self.child:  # the parent's task on the user channel: a Record that opens the Loop
+            if text:  # the first one after an inherited prefix is the child's task
+                self.tasks.append((self.position, text))
+            return
         value = {"text": text or None, "has_images": images}
         if first and kind != "steering/message" and turn.trigger != "injection":
             self.emit("human.request", "heuristic", value, turn.loop)

@@ -113,6 +113,7 @@ class DshState(Adapter):
         self.fresh: list[Call] = []  # calls whose item or output is not settled yet
         self.forward: deque[tuple[int, str]] = deque()  # outputs read before their call
         self.discarded: int | None = None  # the cut an isSeeded log was last discarded to
+        self.tasks: list[tuple[int, str]] = []  # a child's inputs from its parent: (position, text)
 
     def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:
         """The Loops and Items settled since the last call (see Draining above)."""
@@ -150,6 +151,10 @@ class DshState(Adapter):
         if self.cut is not None:
             self.loops, self.items = _inherited_dropped(self.cut, self.loops, self.items)
             self.loose_calls = [c for c in self.loose_calls if min(c.records) >= self.cut]
+        inherited = self.seed_length is not None and self.cut is None  # all of it, then
+        own = [text for at, text in self.tasks if not inherited and at >= (self.cut or 0)]
+        if self.session is not None and own:
+            self.session.task = own[0]  # the evidence that links it to the delegating call
         return Draft(self.session, self.loops, self.items, self.unknown, self.loose_calls)
 
     # -- header, seqs and the inherited prefix -----------------------------------------------

@@ -94,7 +94,12 @@ class DshTools(DshState):
         index = self.item_base + len(self.items) - 1
         delegation = None
         if name in _DELEGATION_TOOLS:  # the same record also hands work to a child agent
-            task = {"text": nonempty_str(args.get("prompt")), "has_images": False}
+            # dsh's calls name no agent type: the delegating tool names the kind of child
+            task = {
+                "text": nonempty_str(args.get("prompt")),
+                "has_images": False,
+                "agent_type": name,
+            }
             delegation = self.emit("agent.delegation", "structural", task, loop)
         if call_id is not None:
             call = Call(name, item, args.get("run_in_background"), index)
