@@ -74,8 +74,9 @@ def _task(value: dict[str, Any] | None) -> tuple[str, int] | None:
     return str(value["value"]), int(value["full_bytes"])
 
 
-def read_delegations(paths: Sequence[str]) -> dict[str, list[Delegation]]:
-    """Every delegation of the given item parts, by part path."""
+def read_delegations(paths: Sequence[str], filesystem: Any = None) -> dict[str, list[Delegation]]:
+    """Every delegation of the given item parts, by part path (paths of `filesystem`, a
+    pyarrow filesystem; None: local)."""
     out: dict[str, list[Delegation]] = {}
     columns = {
         "item_id": pc.field("item_id"),
@@ -86,7 +87,8 @@ def read_delegations(paths: Sequence[str]) -> dict[str, list[Delegation]]:
         "child": pc.field("semantic", "delegation", "child_session_id"),
     }
     for path in paths:
-        rows = pads.dataset(path, format="parquet").to_table(columns=columns, filter=_DELEGATION)
+        part = pads.dataset(path, format="parquet", filesystem=filesystem)
+        rows = part.to_table(columns=columns, filter=_DELEGATION)
         out[path] = [
             Delegation(
                 r["item_id"],
@@ -101,7 +103,7 @@ def read_delegations(paths: Sequence[str]) -> dict[str, list[Delegation]]:
     return out
 
 
-def read_answers(path: str) -> list[Answer]:
+def read_answers(path: str, filesystem: Any = None) -> list[Answer]:
     """The reports and activity of a part's delegating calls that state no child themselves:
     each with the delegation of its call (the output beside it answers the call whose record
     also supports the delegation)."""
@@ -117,7 +119,7 @@ def read_answers(path: str) -> list[Answer]:
         "activity": pc.field("semantic", "subagent_activity", "subagent_session_id"),
     }
     rows = (
-        pads.dataset(path, format="parquet")
+        pads.dataset(path, format="parquet", filesystem=filesystem)
         .to_table(columns=columns, filter=pc.field("semantic", "role").isin(_ANSWERING))
         .to_pylist()
     )
@@ -141,7 +143,7 @@ def read_answers(path: str) -> list[Answer]:
     ]
 
 
-def read_children(paths: Sequence[str]) -> list[Child]:
+def read_children(paths: Sequence[str], filesystem: Any = None) -> list[Child]:
     """Every delegated Session row of the given session parts."""
     if not paths:
         return []
@@ -151,7 +153,7 @@ def read_children(paths: Sequence[str]) -> list[Child]:
         "created_at": pc.field("created_at"),
         "task": pc.field("task"),
     }
-    rows = pads.dataset(list(paths), format="parquet").to_table(
+    rows = pads.dataset(list(paths), format="parquet", filesystem=filesystem).to_table(
         columns=columns, filter=pc.field("delegated_from").is_valid()
     )
     return [
@@ -221,7 +223,7 @@ def desired_links(
 
 
 def stale_parts(
-    parts: dict[str, list[Delegation]], desired: dict[int, int | None]
+    parts: dict[str, list[Delegation]], desired: dict[int, int | None], filesystem: Any = None
 ) -> dict[str, dict[int, int | None]]:
     """The parts whose delegations, or the answers to their calls, link otherwise than
     `desired` says, each with the links of those items (an answer names the child its
@@ -231,7 +233,7 @@ def stale_parts(
         links = {d.item_id: desired.get(d.item_id) for d in delegations}
         stale = any(d.child != links[d.item_id] for d in delegations)
         if any(d.stated is None for d in delegations):
-            for answer in read_answers(path):
+            for answer in read_answers(path, filesystem):
                 links[answer.item_id] = links.get(answer.delegation)
                 stale = stale or answer.child != links[answer.item_id]
         if stale:

@@ -253,19 +253,23 @@ class Publication:
     def _relink(self, parts: dict[str, dict[str, PartFile]], known: set[int]) -> None:
         """Rewrite the item parts whose delegations link otherwise than the dataset's lineage
         says (a child matched or withheld in another part: traceidx.lineage)."""
-        paths = {str(self.dataset / p["items"].path): k for k, p in parts.items() if "items" in p}
-        sessions = [
-            str(self.dataset / p["sessions"].path) for p in parts.values() if "sessions" in p
-        ]
-        delegations = lineage.read_delegations(sorted(paths))
+        remote = self.changes.remote
+        fs = remote.fs if remote is not None else None
+
+        def where(relative: str) -> str:  # a part's path in `fs`
+            return remote.path(relative) if remote is not None else str(self.dataset / relative)
+
+        paths = {where(p["items"].path): k for k, p in parts.items() if "items" in p}
+        sessions = [where(p["sessions"].path) for p in parts.values() if "sessions" in p]
+        delegations = lineage.read_delegations(sorted(paths), fs)
         every = [d for found in delegations.values() for d in found]
         if not every:
             return
-        desired = lineage.desired_links(every, lineage.read_children(sessions), known)
+        desired = lineage.desired_links(every, lineage.read_children(sessions, fs), known)
         known_ids = pa.array(sorted(known), pa.int64())
-        for path, links in sorted(lineage.stale_parts(delegations, desired).items()):
+        for path, links in sorted(lineage.stale_parts(delegations, desired, fs).items()):
             key = paths[path]
-            old = pq.ParquetFile(path)
+            old = pq.ParquetFile(self.stage.opened(parts[key]["items"].path))
             groups = [old.read_row_group(i) for i in range(old.num_row_groups)]
             old.close()
             writer = PartWriter(
