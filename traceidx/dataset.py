@@ -36,19 +36,29 @@ import fcntl
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import xxhash
 
 from traceidx import manifest as manifests
 from traceidx.errors import DatasetError, DatasetLocked
-from traceidx.manifest import FORMAT_VERSION, FactSettings, Manifest, PartFile, SourceEntry
+from traceidx.manifest import (
+    FORMAT_VERSION,
+    FactSettings,
+    Manifest,
+    PartFile,
+    Published,
+    SourceEntry,
+)
 from traceidx.model import TABLES
 from traceidx.storage import is_uri
+
+_M = TypeVar("_M", bound=Published)
 
 #: a group's buckets double once one holds more than this many records...
 PART_RECORDS = 100_000
@@ -131,7 +141,7 @@ class Damage:
 _FOOTER = b"PAR1"
 
 
-def check_parts(dataset: Path, manifest: Manifest, *, checksums: bool) -> list[Damage]:
+def check_parts(dataset: Path, manifest: Published, *, checksums: bool) -> list[Damage]:
     """The live parts that are missing, of another size, without a Parquet footer or (with
     `checksums`) of another checksum than the manifest recorded."""
     out = []
@@ -173,23 +183,43 @@ def default_dataset() -> Path | str:
     return Path(base).expanduser() / "traceidx"
 
 
-def read_manifest(dataset: Path) -> Manifest | None:
-    """The current manifest, or None when the dataset has never been published."""
+def _manifest_bytes(dataset: Path) -> bytes | None:
     path = dataset / MANIFEST
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise DatasetError(f"{path}: unreadable manifest ({exc.strerror or exc})") from exc
-    return decode_manifest(data, path, "a new dataset directory (or delete this one)")
+
+
+_ELSEWHERE = "a new dataset directory (or delete this one)"
+
+
+def read_manifest(dataset: Path) -> Manifest | None:
+    """The current manifest, or None when the dataset has never been published."""
+    data = _manifest_bytes(dataset)
+    return None if data is None else decode_manifest(data, dataset / MANIFEST, _ELSEWHERE)
+
+
+def read_published(dataset: Path) -> Published | None:
+    """The current manifest's parts (its sources left unread), or None when the dataset has
+    never been published: what a reader of the tables needs."""
+    data = _manifest_bytes(dataset)
+    if data is None:
+        return None
+    return _decoded(manifests.decode_published, data, dataset / MANIFEST, _ELSEWHERE)
 
 
 def decode_manifest(data: bytes, where: object, elsewhere: str) -> Manifest:
     """A manifest read from `where`; DatasetError (build into `elsewhere`) if it is of
     another format."""
+    return _decoded(manifests.decode, data, where, elsewhere)
+
+
+def _decoded(decode: Callable[[bytes], _M], data: bytes, where: object, elsewhere: str) -> _M:
     try:
-        return manifests.decode(data)
+        return decode(data)
     except ValueError as exc:
         raise DatasetError(
             f"{where}: not a manifest this traceidx reads ({exc}); build into {elsewhere} "

@@ -125,8 +125,9 @@ class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
         return self.state == "indexed" and self.duplicate_of is None
 
 
-class Manifest(msgspec.Struct, kw_only=True):
-    """One generation of a dataset."""
+class Published(msgspec.Struct, kw_only=True):
+    """One generation of a dataset as the readers of its tables need it: its parts (a
+    manifest decoded as this skips its source entries unread)."""
 
     format_version: int = FORMAT_VERSION
     generation: int = 0
@@ -135,7 +136,6 @@ class Manifest(msgspec.Struct, kw_only=True):
     parts: dict[str, dict[str, PartFile]] = {}
     buckets: dict[str, int] = {}
     previous: list[str] = []
-    sources: dict[str, SourceEntry] = {}
 
     def files(self, table: str) -> list[str]:
         """The live part files of a table, sorted."""
@@ -156,6 +156,23 @@ class Manifest(msgspec.Struct, kw_only=True):
     def layout(self) -> dict[str, int]:
         """The bucket count of each group."""
         return dict(self.buckets)
+
+
+class Manifest(Published, kw_only=True):
+    """One generation of a dataset."""
+
+    sources: dict[str, SourceEntry] = {}
+
+
+def decode_published(data: bytes) -> Published:
+    """A manifest's parts from its JSON, its source entries skipped (see `decode`)."""
+    try:
+        current = msgspec.json.decode(data, type=Published)
+    except msgspec.DecodeError:
+        return decode(data)
+    if current.format_version == FORMAT_VERSION and (current.buckets or not current.parts):
+        return current
+    return decode(data)
 
 
 def decode(data: bytes) -> Manifest:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from traceidx.dataset import check_parts, default_dataset, read_manifest
+from traceidx.dataset import check_parts, default_dataset, read_published
 from traceidx.errors import DamagedPart, DatasetError
 from traceidx.model import TABLES
 from traceidx.storage import is_uri
@@ -77,7 +77,7 @@ def connect(
 
         remote = RemoteDataset(str(location).rstrip("/"))
     root = Path(location).expanduser() if remote is None else remote.uri
-    manifest = read_manifest(Path(root)) if remote is None else remote.read()
+    manifest = read_published(Path(root)) if remote is None else remote.read()
     if manifest is None:
         raise DatasetError(f"{root}: no dataset here yet (run `traceidx build` first)")
     if remote is None:

@@ -35,7 +35,7 @@ from traceidx import manifest as manifests
 from traceidx import storage
 from traceidx.dataset import Damage, collect_garbage, decode_manifest, locked, read_manifest
 from traceidx.errors import DatasetError, GenerationTaken, UsageError
-from traceidx.manifest import Manifest
+from traceidx.manifest import Manifest, Published
 
 MANIFESTS = "manifests"
 MANIFEST_FILE = re.compile(r"(\d{12})\.json")
@@ -150,7 +150,7 @@ class RemoteDataset:
             "run the build again"
         )
 
-    def check_parts(self, manifest: Manifest) -> list[Damage]:
+    def check_parts(self, manifest: Published) -> list[Damage]:
         """The live parts that are missing or of another size than the manifest recorded
         (one listing; checksums would mean reading every part)."""
         sizes = self._files()

@@ -49,30 +49,22 @@ WITH calls AS (
     JOIN session_dimensions AS d USING (session_id)
     LEFT JOIN _loops AS l USING (loop_id)
 ),
-chosen AS (
+rated AS (
     SELECT c.call_id,
-        coalesce(max(r.ordinal) FILTER (WHERE r.kind = 'always'
+        arg_max(r, CASE WHEN (r.kind = 'always'
             OR (r.kind = 'from_date' AND c.priced_at::DATE >= r.start_date)
             OR (r.kind = 'time_of_day' AND (
                 CASE WHEN r.end_s < r.start_s
                      THEN (epoch_ms(c.priced_at) % 86400000) / 1000.0 >= r.start_s
                           OR (epoch_ms(c.priced_at) % 86400000) / 1000.0 < r.end_s
                      ELSE (epoch_ms(c.priced_at) % 86400000) / 1000.0 >= r.start_s
-                          AND (epoch_ms(c.priced_at) % 86400000) / 1000.0 < r.end_s END))),
-            0) AS ordinal
+                          AND (epoch_ms(c.priced_at) % 86400000) / 1000.0 < r.end_s END)))
+                        THEN [1, r.ordinal, r.above] ELSE [0, -r.ordinal, r.above] END) AS rate
     FROM calls AS c
     JOIN price_rates AS r
       ON r.model = c.model AND r.provider IS NOT DISTINCT FROM c.provider
+     AND (r.above = 0 OR c.input > r.above)
     GROUP BY c.call_id
-),
-rated AS (
-    SELECT ch.call_id, arg_max(r, r.above) AS rate
-    FROM chosen AS ch
-    JOIN calls AS c USING (call_id)
-    JOIN price_rates AS r
-      ON r.model = c.model AND r.provider IS NOT DISTINCT FROM c.provider
-     AND r.ordinal = ch.ordinal AND c.input > r.above
-    GROUP BY ch.call_id
 )
 SELECT c.* EXCLUDE (priced_at),
     CASE WHEN t.rate IS NOT NULL THEN
