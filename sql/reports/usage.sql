@@ -1,5 +1,5 @@
 -- usage: token usage and cost by period × the --group-by dimensions (runtime, model by
--- default; also project, branch, agent). Tokens and costs fall in the period of each model
+-- default; also project, branch, agent, origin). Tokens and costs fall in the period of each model
 -- call's own time in the chosen timezone (so a loop crossing midnight splits across days); a
 -- loop counts in the period of its start (day YYYY-MM-DD, ISO week = its Monday's date, month
 -- YYYY-MM); rows without a known time have an empty period. Sums cover the calls that
