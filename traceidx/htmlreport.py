@@ -10,17 +10,15 @@ Needs the ``html`` extra (altair, vl-convert-python, great-tables); no other com
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import html
 import json
-import math
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from traceidx.errors import ReportError
+from traceidx.output import jsonable
 from traceidx.reports import ReportParams, run_report
 
 if TYPE_CHECKING:
@@ -80,16 +78,6 @@ def collect(con: duckdb.DuckDBPyConnection, p: ReportParams) -> dict[str, pl.Dat
     return {name: run_report(con, name, p).pl() for name in SECTIONS}
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def render(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
     """The whole page for the reports' rows."""
     _require()
@@ -101,7 +89,7 @@ def render(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
     _subagents(page, frames["subagents"])
     _tools(page, frames["tools"], frames["slowest"])
     embedded = {
-        name: [{k: _jsonable(v) for k, v in row.items()} for row in frame.iter_rows(named=True)]
+        name: [{k: jsonable(v) for k, v in row.items()} for row in frame.iter_rows(named=True)]
         for name, frame in frames.items()
     }
     bundle = _bundle()

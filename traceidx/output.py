@@ -33,7 +33,11 @@ _TEXT_SOFT, _TEXT_HARD = 24, 10
 _HEADER_LINES: Final = 3
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """A value as JSON carries it: times as ISO 8601 UTC, decimals as numbers, a float that is
+    not finite as null (JSON has no NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=dt.UTC)
@@ -43,9 +47,9 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value
@@ -56,8 +60,9 @@ def cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, dict | list | tuple):
-        return json.dumps(_jsonable(value), ensure_ascii=False)
-    return str(_jsonable(value))
+        return json.dumps(jsonable(value), ensure_ascii=False)
+    shown = jsonable(value)
+    return "" if shown is None else str(shown)
 
 
 def _numeric(value: Any) -> bool:
@@ -219,7 +224,7 @@ def print_rows(
     """
     out = sys.stdout
     if fmt == "json":
-        data = [{c: _jsonable(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+        data = [{c: jsonable(v) for c, v in zip(columns, row, strict=True)} for row in rows]
         json.dump(data, out, ensure_ascii=False)
         out.write("\n")
         return
