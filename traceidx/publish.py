@@ -259,6 +259,22 @@ class Publication:
         def where(relative: str) -> str:  # a part's path in `fs`
             return remote.path(relative) if remote is not None else str(self.dataset / relative)
 
+        # A link can move only where a delegation or a delegated child came or went: in the
+        # partitions this publication rewrote, read before and after; else nothing to do.
+        before = self.previous.parts
+        rewritten = [
+            version
+            for key in set(parts) | set(before)
+            if parts.get(key) != before.get(key)
+            for version in (parts.get(key), before.get(key))
+            if version is not None
+        ]
+        touched_items = sorted({where(v["items"].path) for v in rewritten if "items" in v})
+        touched_sessions = sorted({where(v["sessions"].path) for v in rewritten if "sessions" in v})
+        if not any(lineage.read_delegations(touched_items, fs).values()) and not (
+            lineage.read_children(touched_sessions, fs)
+        ):
+            return
         paths = {where(p["items"].path): k for k, p in parts.items() if "items" in p}
         sessions = [where(p["sessions"].path) for p in parts.values() if "sessions" in p]
         delegations = lineage.read_delegations(sorted(paths), fs)
