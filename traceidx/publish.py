@@ -261,18 +261,17 @@ class Publication:
 
         # A link can move only where a delegation or a delegated child came or went: in the
         # partitions this publication rewrote, read before and after; else nothing to do.
+        # (A damaged part is not read: its partition was read again, so relink in full.)
         before = self.previous.parts
-        rewritten = [
-            version
-            for key in set(parts) | set(before)
-            if parts.get(key) != before.get(key)
-            for version in (parts.get(key), before.get(key))
-            if version is not None
-        ]
+        changed = {k for k in set(parts) | set(before) if parts.get(k) != before.get(k)}
+        rewritten = [parts[k] for k in changed if k in parts]
+        rewritten += [before[k] for k in changed if k in before]
         touched_items = sorted({where(v["items"].path) for v in rewritten if "items" in v})
         touched_sessions = sorted({where(v["sessions"].path) for v in rewritten if "sessions" in v})
-        if not any(lineage.read_delegations(touched_items, fs).values()) and not (
-            lineage.read_children(touched_sessions, fs)
+        if (
+            not changed & self.changes.damaged
+            and not any(lineage.read_delegations(touched_items, fs).values())
+            and not lineage.read_children(touched_sessions, fs)
         ):
             return
         paths = {where(p["items"].path): k for k, p in parts.items() if "items" in p}
