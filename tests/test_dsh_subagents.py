@@ -113,11 +113,12 @@ def test_every_named_child_is_linked_from_one_delegation_of_its_parent(
     for child, sources in naming.items():
         assert len(links[child]) == 1 and links[child][0] in sources, (child, links[child])
     # every other link is a match: the delegation's task is the one the child received, and
-    # the delegation is in the parent the child's header names
+    # the delegation is in the parent the child's header names; read per source (_sessions),
+    # since fixtures reusing one fixed id merge several children into one `sessions` row
     matched = dict_rows(
         con,
-        """SELECT i.semantic.delegation.child_session_id AS child
-           FROM items i JOIN sessions c ON c.session_id = i.semantic.delegation.child_session_id
+        """SELECT DISTINCT i.semantic.delegation.child_session_id AS child
+           FROM items i JOIN _sessions c ON c.session_id = i.semantic.delegation.child_session_id
            WHERE i.semantic.role = 'agent.delegation' AND i.linked_session_id IS NULL
              AND i.session_id = c.delegated_from.session_id
              AND i.semantic.delegation.text = c.task""",
