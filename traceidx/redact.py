@@ -2,8 +2,9 @@
 detect-secrets' detectors.
 
 The detectors are detect-secrets' regular-expression plugins (cloud and service keys and
-tokens, private keys, JSON web tokens, passwords in URLs), each matched where it matches, so
-only the secret's characters are replaced. Left out: the entropy detectors and the keyword
+tokens, private keys, JSON web tokens, passwords in URLs), plus plugins of the same kind for
+the model providers' keys it has no plugin for (Anthropic's), each matched where it matches,
+so only the secret's characters are replaced. Left out: the entropy detectors and the keyword
 detector (they flag hashes, ids and ordinary code, which a trace is full of) and the public IP
 detector (an address is not a secret). A private key's whole block, from its ``BEGIN`` line
 through its ``END`` line (or the end of the text when none follows), is one secret.
@@ -29,6 +30,12 @@ MARKER = "[REDACTED]"
 LEFT_OUT = frozenset(
     {"Base64HighEntropyString", "HexHighEntropyString", "KeywordDetector", "IPPublicDetector"}
 )
+#: plugin name -> (secret type, pattern) of the provider keys detect-secrets does not know:
+#: Anthropic's API, admin and OAuth keys (``sk-ant-api03-…``, ``sk-ant-admin01-…``,
+#: ``sk-ant-oat01-…``)
+PROVIDER_KEYS = {
+    "AnthropicKeyDetector": ("Anthropic API Key", r"sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{32,}"),
+}
 _KEY_BLOCK_END = re.compile(r"-----END [A-Z0-9 ]*-----")
 _KEY_BLOCK_START = "-----"
 
@@ -45,6 +52,12 @@ def detectors() -> tuple[Any, ...]:
             "--redact)"
         ) from exc
     classes: list[type[Any]] = list(get_mapping_from_secret_type_to_class().values())
+    # the keys of the model providers the traced agents call, which detect-secrets has no
+    # plugin for: a plugin of its own kind (a RegexBasedDetector), matched the same way
+    for name, (secret_type, pattern) in PROVIDER_KEYS.items():
+        if all(c.__name__ != name for c in classes):
+            attrs = {"secret_type": secret_type, "denylist": (re.compile(pattern),)}
+            classes.append(type(name, (RegexBasedDetector,), attrs))
     return tuple(
         cls()
         for cls in sorted(classes, key=lambda c: c.__name__)
@@ -52,15 +65,23 @@ def detectors() -> tuple[Any, ...]:
     )
 
 
+#: a group a pattern captures that is shorter than this is a token's prefix (``ghp``,
+#: ``glpat``), not the secret: the whole match is
+_SHORTEST_CAPTURED_SECRET = 8
+
+
 def _spans(plugin: Any, text: str, found: set[str]) -> list[tuple[int, int]]:
-    """Where the secrets `found` by `plugin` in `text` are (the groups its patterns capture)."""
+    """Where the secrets `found` by `plugin` in `text` are: the groups its patterns capture
+    (a password in a URL, a key after its name), else the whole match. detect-secrets
+    reports what a pattern captures, so `found` may hold only a token's prefix."""
     out = []
     for regex in plugin.denylist:
         for match in regex.finditer(text):
             groups = [g for g in range(1, (regex.groups or 0) + 1) if match.group(g)]
-            for start, end in [match.span(g) for g in groups] or [match.span()]:
-                if text[start:end] in found:
-                    out.append((start, end))
+            if match.group() not in found and all(match.group(g) not in found for g in groups):
+                continue
+            secrets = [g for g in groups if len(match.group(g)) >= _SHORTEST_CAPTURED_SECRET]
+            out += [match.span(g) for g in secrets] or [match.span()]
     return out
 
 
