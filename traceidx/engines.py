@@ -7,21 +7,26 @@ engine or on how many workers it had. Publication stays with the driver, one ato
 Ray (``pip install 'traceidx[ray]'``) runs the batches as tasks on the cluster named by
 ``--ray-address`` or ``RAY_ADDRESS``, or on a Ray started on this machine for the build
 (``--jobs`` CPUs, shut down when the build ends). Nothing reaches the network: Ray's usage
-statistics are off unless ``RAY_USAGE_STATS_ENABLED`` says otherwise. The workers spool
-their rows to the dataset's staging folder, so on a cluster of several machines that folder
-must be on storage every node mounts.
+statistics are off unless ``RAY_USAGE_STATS_ENABLED`` says otherwise. On a Ray of one
+node the workers spool their rows to the build's staging folder, as pool workers do; on a
+cluster of several, each task spools to a folder of its own node and returns the files'
+bytes through Ray's object store, and the driver writes them to its staging folder, so no
+folder need be shared between machines.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Literal
 
-from traceidx.errors import UsageError
+from traceidx.errors import PublishError, UsageError, write_failure
 from traceidx.sync import Decision
 from traceidx.worker import Batch, Task, plan_batches, process_batch, tune_process
 from traceidx.worker import Work as SourceWork
@@ -73,10 +78,42 @@ def _in_order(
         yield result
 
 
-def _ray_batch(batch: Work, task: Task) -> Batch:
-    """One batch in a Ray worker, tuned as a pool worker is."""
+#: a batch done by a Ray task: its results, and the files it spooled (name -> bytes) when
+#: they were written on the task's own node
+Shipped = tuple[Batch, dict[str, bytes]]
+
+
+def _ray_batch(batch: Work, task: Task, ship: bool) -> Shipped:
+    """One batch in a Ray worker, tuned as a pool worker is. With `ship`, its rows are
+    spooled to a folder of this node and returned as bytes (the folder is removed)."""
     tune_process()
-    return process_batch(batch, task)
+    if not ship:
+        return process_batch(batch, task), {}
+    with tempfile.TemporaryDirectory(prefix="traceidx-batch-") as folder:
+        done = process_batch(batch, replace(task, spool_folder=Path(folder)))
+        return done, {path.name: path.read_bytes() for path in Path(folder).iterdir()}
+
+
+def _landed(shipped: Shipped, folder: Path) -> Batch:
+    """A Ray task's batch with the files it returned written to the driver's staging folder,
+    and its outcomes pointing at them there."""
+    done, files = shipped
+    if not files:
+        return done
+    for name, data in files.items():
+        try:
+            (folder / name).write_bytes(data)
+        except OSError as exc:
+            raise PublishError(write_failure(exc, folder / name)) from exc
+
+    def here(path: str) -> str:
+        return str(folder / Path(path).name)
+
+    done.spooled = [(g, t, replace(rows, path=here(rows.path))) for g, t, rows in done.spooled]
+    for outcome in done.outcomes:
+        if outcome.checkpoint is not None:
+            outcome.checkpoint = here(outcome.checkpoint)
+    return done
 
 
 def _on_ray(batches: list[Work], task: Task, jobs: int, address: str | None) -> Iterator[Batch]:
@@ -103,7 +140,17 @@ def _on_ray(batches: list[Work], task: Task, jobs: int, address: str | None) -> 
         remote = ray.remote(num_cpus=1)(_ray_batch)
         cpus = ray.cluster_resources().get("CPU", jobs)  # type: ignore[no-untyped-call]
         window = 2 * max(1, int(cpus))
-        yield from _in_order(batches, window, lambda b: remote.remote(b, task), ray.get)
+        # several nodes: a task's staging files come back through the object store
+        nodes = [node for node in ray.nodes() if node.get("Alive")]  # type: ignore[no-untyped-call]
+        ship = len(nodes) > 1
+        assert task.spool_folder is not None
+        folder = task.spool_folder
+        yield from _in_order(
+            batches,
+            window,
+            lambda b: remote.remote(b, task, ship),
+            lambda handle: _landed(ray.get(handle), folder),
+        )
     finally:
         if started:
             ray.shutdown()
