@@ -22,16 +22,17 @@ WITH agents AS (
 )
 -- (read from the stored rows: a session another delegated to is a subagent whether or not
 -- its parent is in the dataset)
+-- (each single-valued column from the first source stating it, as in the sessions view)
 SELECT s.session_id,
-    arg_min(s.runtime, s.source_ids[1]) AS runtime,
+    arg_min(s.runtime, s.first_key) AS runtime,
     min(s.created_at) AS created_at,
-    arg_min(s.project, s.source_ids[1]) FILTER (WHERE s.project IS NOT NULL) AS project,
-    arg_min(s.branch, s.source_ids[1]) FILTER (WHERE s.branch IS NOT NULL) AS branch,
-    arg_min(o.origin, s.source_ids[1]) FILTER (WHERE o.origin IS NOT NULL) AS origin,
+    arg_min(s.project, s.first_key) FILTER (WHERE s.project IS NOT NULL) AS project,
+    arg_min(s.branch, s.first_key) FILTER (WHERE s.branch IS NOT NULL) AS branch,
+    arg_min(o.origin, s.first_key) FILTER (WHERE o.origin IS NOT NULL) AS origin,
     CASE WHEN bool_or(s.delegated_from.session_id IS DISTINCT FROM s.session_id
                       AND s.delegated_from IS NOT NULL)
          THEN coalesce(any_value(a.agent_type), 'subagent') ELSE 'main' END AS agent
-FROM _sessions AS s
+FROM _session_sources AS s
 LEFT JOIN agents AS a USING (session_id)
 LEFT JOIN _sources AS o ON o.source_id = s.source_ids[1]
 GROUP BY s.session_id;

@@ -1,27 +1,35 @@
--- sessions: one row per (runtime, native id); several sources may support one session.
+-- sessions: one row per (runtime, native id); several sources may support one session. Their
+-- single-valued columns come from the session's first source that states them: the first
+-- created (the smallest source id among those created at once, or with no creation time).
 -- forked_from / delegated_from are published only when the target session is in the dataset.
 -- project: the repository the session worked in (see the sessions table's column doc);
 -- branch: the git branch the trace states (Claude Code gitBranch, Codex git info).
+-- _session_sources: the stored rows, one per (session, source), with the key that orders a
+-- session's sources first to last (reports read it too).
+CREATE OR REPLACE VIEW _session_sources AS
+SELECT *, [coalesce(epoch_ms(created_at), 9223372036854775807), source_ids[1]] AS first_key
+FROM _sessions;
+
 CREATE OR REPLACE VIEW sessions AS
 WITH merged AS (
     SELECT
         session_id,
-        arg_min(runtime, source_ids[1]) AS runtime,
-        arg_min(native_id, source_ids[1]) AS native_id,
-        arg_min(identity_record_id, source_ids[1]) AS identity_record_id,
+        arg_min(runtime, first_key) AS runtime,
+        arg_min(native_id, first_key) AS native_id,
+        arg_min(identity_record_id, first_key) AS identity_record_id,
         list_sort(flatten(list(source_ids))) AS source_ids,
         min(created_at) AS created_at,
-        arg_min(name, source_ids[1]) FILTER (WHERE name IS NOT NULL) AS name,
-        arg_min(working_directory, source_ids[1])
+        arg_min(name, first_key) FILTER (WHERE name IS NOT NULL) AS name,
+        arg_min(working_directory, first_key)
             FILTER (WHERE working_directory IS NOT NULL) AS working_directory,
-        arg_min(project, source_ids[1]) FILTER (WHERE project IS NOT NULL) AS project,
-        arg_min(branch, source_ids[1]) FILTER (WHERE branch IS NOT NULL) AS branch,
-        arg_min(forked_from, source_ids[1]) FILTER (WHERE forked_from IS NOT NULL)
+        arg_min(project, first_key) FILTER (WHERE project IS NOT NULL) AS project,
+        arg_min(branch, first_key) FILTER (WHERE branch IS NOT NULL) AS branch,
+        arg_min(forked_from, first_key) FILTER (WHERE forked_from IS NOT NULL)
             AS forked_from,
-        arg_min(delegated_from, source_ids[1]) FILTER (WHERE delegated_from IS NOT NULL)
+        arg_min(delegated_from, first_key) FILTER (WHERE delegated_from IS NOT NULL)
             AS delegated_from,
-        arg_min(task, source_ids[1]) FILTER (WHERE task IS NOT NULL) AS task
-    FROM _sessions
+        arg_min(task, first_key) FILTER (WHERE task IS NOT NULL) AS task
+    FROM _session_sources
     GROUP BY session_id
 )
 SELECT
