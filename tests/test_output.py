@@ -91,6 +91,9 @@ def test_human_formats_fit_100_columns_and_name_what_they_hide(
         assert column in footer
     wide = printed(columns, rows, fmt, wide=True)
     assert (markdown_columns(wide) if fmt == "markdown" else table_columns(wide)) == columns
+    # a table that fits whole is not wrapped or clipped
+    if all(len(line) <= DEFAULT_WIDTH for line in wide.splitlines() if line[:1] != "("):
+        assert text == wide
 
 
 def markdown_columns(text: str) -> list[str]:

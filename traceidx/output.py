@@ -190,6 +190,16 @@ def _fit(
     hide([i for i in reversed(layout.shown) if columns[i] in detail])
     clip_texts(_TEXT_HARD)
     hide(list(reversed(layout.shown[1:])))
+    # room left over (a hidden column's, or all of it when the table is narrow) gives clipped
+    # texts back their width, then unwraps names, left to right: a table that fits whole is
+    # shown as `--wide` shows it
+    for i in layout.shown:
+        clipped = max(data[i], names[i]) - layout.widths[i]
+        layout.widths[i] += max(0, min(clipped, width - layout.width()))
+    for i in layout.shown:
+        extra = len(columns[i]) - layout.widths[i]
+        if 0 < extra <= width - layout.width():
+            layout.widths[i] += extra
     return layout
 
 
