@@ -91,8 +91,10 @@ def test_human_formats_fit_100_columns_and_name_what_they_hide(
         assert column in footer
     wide = printed(columns, rows, fmt, wide=True)
     assert (markdown_columns(wide) if fmt == "markdown" else table_columns(wide)) == columns
-    # a table that fits whole is not wrapped or clipped
-    if all(len(line) <= DEFAULT_WIDTH for line in wide.splitlines() if line[:1] != "("):
+    # a table that fits whole is not wrapped or clipped (markdown pads no cell, so its lines
+    # say nothing of the widths it fits)
+    fits = all(len(line) <= DEFAULT_WIDTH for line in wide.splitlines() if line[:1] != "(")
+    if fmt == "table" and fits:
         assert text == wide
 
 
