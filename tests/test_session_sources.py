@@ -4,10 +4,14 @@ are hashes of paths, so a rule by id would change with the folder the traces wer
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
+import pytest
+
 from traceidx.build import build
+from traceidx.ids import source_id
 from traceidx.query import connect
 
 SESSION = "0b7e6f10-5c2d-4e8a-9f31-7a2c4d6e8f90"
@@ -27,21 +31,27 @@ def _pi_session(path: Path, created: str, cwd: str, text: str) -> None:
     path.write_text("\n".join(json.dumps(line) for line in (header, message)) + "\n")
 
 
-def test_the_first_created_source_states_a_session_whatever_its_path(tmp_path: Path) -> None:
-    earlier_id_first = set()
-    for name in ("a", "b", "c", "d", "e", "f", "g", "h"):
-        root = tmp_path / "traces" / name
-        early, late = root / f"{name}-one.jsonl", root / f"two-{name}.jsonl"
-        _pi_session(early, "2026-03-02T10:00:00.000Z", "/home/dev/alpha", "start the work")
-        _pi_session(late, "2026-03-05T10:00:00.000Z", "/home/dev/beta", "go on with it")
-        dataset = tmp_path / "datasets" / name
-        assert build([root], dataset, jobs=1).exit_code == 0
-        con = connect(dataset)
-        rows = con.execute(
-            "SELECT working_directory, project, len(source_ids) FROM sessions"
-        ).fetchall()
-        assert rows == [("/home/dev/alpha", "alpha", 2)], name
-        ids = dict(con.execute("SELECT locator, source_id FROM sources").fetchall())
-        earlier_id_first.add(ids[str(early)] < ids[str(late)])
-    # the files' paths put either source first by id: the rule is not the ids' order
-    assert earlier_id_first == {True, False}
+def _files(folder: Path, earlier_id_first: bool) -> tuple[Path, Path]:
+    """The paths of an earlier and a later file of the session, whose source ids put the
+    earlier file first or last (ids are hashes of paths: try folders until they do)."""
+    for n in itertools.count():
+        early, late = folder / f"r{n}" / "one.jsonl", folder / f"r{n}" / "two.jsonl"
+        if (source_id(str(early)) < source_id(str(late))) == earlier_id_first:
+            return early, late
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("earlier_id_first", [True, False])
+def test_the_first_created_source_states_a_session_whatever_its_path(
+    tmp_path: Path, earlier_id_first: bool
+) -> None:
+    early, late = _files(tmp_path.resolve() / "traces", earlier_id_first)
+    _pi_session(early, "2026-03-02T10:00:00.000Z", "/home/dev/alpha", "start the work")
+    _pi_session(late, "2026-03-05T10:00:00.000Z", "/home/dev/beta", "go on with it")
+    dataset = tmp_path / "dataset"
+    assert build([early.parent], dataset, jobs=1).exit_code == 0
+    con = connect(dataset)
+    ids = dict(con.execute("SELECT locator, source_id FROM sources").fetchall())
+    assert (ids[str(early)] < ids[str(late)]) == earlier_id_first  # the case is the one meant
+    rows = con.execute("SELECT working_directory, project, len(source_ids) FROM sessions")
+    assert rows.fetchall() == [("/home/dev/alpha", "alpha", 2)]
