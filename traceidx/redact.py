@@ -55,9 +55,8 @@ def detectors() -> tuple[Any, ...]:
     # the keys of the model providers the traced agents call, which detect-secrets has no
     # plugin for: a plugin of its own kind (a RegexBasedDetector), matched the same way
     for name, (secret_type, pattern) in PROVIDER_KEYS.items():
-        if all(c.__name__ != name for c in classes):
-            attrs = {"secret_type": secret_type, "denylist": (re.compile(pattern),)}
-            classes.append(type(name, (RegexBasedDetector,), attrs))
+        attrs = {"secret_type": secret_type, "denylist": (re.compile(pattern),)}
+        classes.append(type(name, (RegexBasedDetector,), attrs))
     return tuple(
         cls()
         for cls in sorted(classes, key=lambda c: c.__name__)
