@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from traceidx.dataset import MAX_BUCKETS
-from traceidx.staging import Spooled, _Readers, fine_bucket, fine_order, spool
+from traceidx.staging import Spooled, _kept_runs, _Readers, fine_bucket, fine_order, spool
 
 #: every bucket count a group can have
 COUNTS = [1 << k for k in range(MAX_BUCKETS.bit_length())]
@@ -72,3 +72,13 @@ def test_select_reads_exactly_the_wanted_rows_in_order(
     expected = [{"session": s, "at": at} for at, s in enumerate(rows) if s % count in wanted]
     assert picked == expected
     assert all(row["session"] % count == bucket for bucket, p in got for row in p.to_pylist())
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=60))
+def test_kept_runs_are_the_rows_not_gone(flags: list[bool]) -> None:
+    rows = pa.table({"n": list(range(len(flags)))})
+    gone = pa.chunked_array([flags[: len(flags) // 2], flags[len(flags) // 2 :]], pa.bool_())
+    runs = list(_kept_runs(rows, gone))
+    kept = [n for n, flag in enumerate(flags) if not flag]
+    assert [n for run in runs for n in run.column("n").to_pylist()] == kept
+    assert all(run.num_rows for run in runs)

@@ -111,6 +111,8 @@ def _run(
             for group, table, spooled in batch.spooled:
                 guard.take(table, spooled.ids)
                 stage.add(group, table, spooled)
+            for table, candidates in batch.lineage:
+                stage.note(table, candidates)
             for outcome in batch.outcomes:
                 changes.consume(outcome)
         guard.finish()

@@ -19,15 +19,14 @@ delegations link otherwise than this says (traceidx.publish).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
-_DELEGATION = pc.field("semantic", "role") == "agent.delegation"
 _ANSWERING = [
     "agent.delegation",
     "agent.tool_call",
@@ -74,58 +73,219 @@ def _task(value: dict[str, Any] | None) -> tuple[str, int] | None:
     return str(value["value"]), int(value["full_bytes"])
 
 
+#: where lineage reads rows from: part paths (of a pyarrow filesystem) or rows in memory
+Rows: TypeAlias = "Sequence[str] | pa.Table"
+#: a column to read: a top-level column, then struct members (names) or list elements (ints)
+Column: TypeAlias = "tuple[str | int, ...]"
+
+#: the column naming a row's source in each table lineage reads
+SOURCE: dict[str, Column] = {"items": ("source_id",), "sessions": ("source_ids", 0)}
+
+
+def _expression(column: Column) -> pc.Expression:
+    names = [step for step in column if isinstance(step, str)]
+    out = pc.field(*names)
+    return pc.list_element(out, column[-1]) if isinstance(column[-1], int) else out
+
+
+def _values(table: pa.Table, column: Column) -> pa.ChunkedArray:
+    """A column of rows in memory, without touching any other (struct members and list
+    elements are views of their parents' buffers)."""
+    values = table.column(column[0])
+    for step in column[1:]:
+        values = (
+            pc.list_element(values, step)
+            if isinstance(step, int)
+            else pc.struct_field(values, step)
+        )
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """Which rows stay: all but those of the `sources` named and those whose `id_column`
+    is in `ids`."""
+
+    table: str
+    sources: pa.Array
+    ids: pa.Array | None = None
+    id_column: str | None = None
+
+    def columns(self) -> dict[str, Column]:
+        out = {"_source": SOURCE[self.table]}
+        if self.id_column is not None and self.ids is not None and len(self.ids):
+            out["_id"] = (self.id_column,)
+        return out
+
+    def mask(self, rows: pa.Table) -> pa.ChunkedArray:
+        kept = pc.invert(pc.is_in(rows.column("_source"), value_set=self.sources))
+        if "_id" in rows.column_names:
+            assert self.ids is not None
+            kept = pc.and_(kept, pc.invert(pc.is_in(rows.column("_id"), value_set=self.ids)))
+        return kept
+
+
+#: the item columns lineage reads (delegations and the calls, outputs and reports beside them)
+ITEM_COLUMNS: dict[str, Column] = {
+    "item_id": ("item_id",),
+    "session_id": ("session_id",),
+    "occurred_at": ("occurred_at",),
+    "role": ("semantic", "role"),
+    "record": ("record_ids", 0),
+    "loop": ("loop_id",),
+    "at": ("loop_position",),
+    "linked": ("linked_session_id",),
+    "text": ("semantic", "delegation", "text"),
+    "child": ("semantic", "delegation", "child_session_id"),
+    "call": ("semantic", "tool_output", "call_item_id"),
+    "report": ("semantic", "subagent_report", "source_session_id"),
+    "activity": ("semantic", "subagent_activity", "subagent_session_id"),
+}
+#: the session columns lineage reads (of delegated Sessions)
+SESSION_COLUMNS: dict[str, Column] = {
+    "session_id": ("session_id",),
+    "parent": ("delegated_from", "session_id"),
+    "created_at": ("created_at",),
+    "task": ("task",),
+}
+
+
+def candidates(table: str, rows: pa.Table) -> pa.Table:
+    """What lineage reads of some rows in memory (items or sessions), with their source:
+    the rows a worker hands over beside the rows it spools, so that publication need not
+    read the spooled rows back (`delegations_in`, `answers_in` and `children_in` take it)."""
+    columns = {**(ITEM_COLUMNS if table == "items" else SESSION_COLUMNS), "_source": SOURCE[table]}
+    projected = pa.table({name: _values(rows, column) for name, column in columns.items()})
+    if table != "items":
+        return projected.filter(pc.is_valid(projected.column("parent")))
+    # delegations, reports and activity, and of the calls and outputs only those that can pair
+    # with them (`answers_in`): a call in a delegation's record, an output in a report's
+    role, record = projected.column("role"), projected.column("record")
+    delegation = pc.equal(role, "agent.delegation")
+    answer = pc.is_in(role, value_set=pa.array(["subagent.report", "subagent.activity"]))
+
+    def beside(kind: str, of: pa.ChunkedArray) -> pa.ChunkedArray:
+        records = record.filter(of).combine_chunks()
+        return pc.and_(pc.equal(role, kind), pc.is_in(record, value_set=records))
+
+    wanted = pc.or_(
+        pc.or_(delegation, answer),
+        pc.or_(beside("agent.tool_call", delegation), beside("tool.output", answer)),
+    )
+    return projected.filter(pc.fill_null(wanted, False))
+
+
+def _table(
+    rows: Rows,
+    columns: dict[str, Column],
+    where: Callable[[pa.Table], pa.ChunkedArray],
+    filesystem: Any,
+    keep: Keep | None,
+) -> pa.Table | None:
+    """The named columns of the rows of `rows` (part paths, or a `candidates` table) for
+    which `where` holds (and that `keep` keeps); None: no rows to read."""
+    if isinstance(rows, pa.Table):
+        assert keep is None or keep.ids is None, "candidates are kept by source only"
+        table = rows
+    elif not rows:
+        return None
+    else:
+        wanted = {**columns, **(keep.columns() if keep is not None else {})}
+        part = pads.dataset(list(rows), format="parquet", filesystem=filesystem)
+        table = part.to_table(columns={name: _expression(c) for name, c in wanted.items()})
+    mask = where(table)
+    if keep is not None:
+        mask = pc.and_(mask, keep.mask(table))
+    return table.filter(mask).select(list(columns))
+
+
+def _scan(
+    rows: Rows,
+    columns: dict[str, Column],
+    where: Callable[[pa.Table], pa.ChunkedArray],
+    filesystem: Any,
+    keep: Keep | None,
+) -> list[dict[str, Any]]:
+    """`_table` as Python rows."""
+    table = _table(rows, columns, where, filesystem, keep)
+    found: list[dict[str, Any]] = [] if table is None else table.to_pylist()
+    return found
+
+
+def _role(*roles: str) -> Callable[[pa.Table], pa.ChunkedArray]:
+    return lambda table: pc.is_in(table.column("role"), value_set=pa.array(roles))
+
+
+def delegations_in(
+    rows: Rows, filesystem: Any = None, keep: Keep | None = None
+) -> list[Delegation]:
+    """Every delegation of some items (part paths of `filesystem`, a pyarrow filesystem or
+    None for local files, or rows in memory)."""
+    columns = {
+        k: ITEM_COLUMNS[k]
+        for k in ("item_id", "session_id", "occurred_at", "linked", "text", "child", "role")
+    }
+    return [
+        Delegation(
+            r["item_id"],
+            r["session_id"],
+            r["occurred_at"],
+            r["linked"],
+            _task(r["text"]),
+            r["child"],
+        )
+        for r in _scan(rows, columns, _role("agent.delegation"), filesystem, keep)
+    ]
+
+
 def read_delegations(paths: Sequence[str], filesystem: Any = None) -> dict[str, list[Delegation]]:
-    """Every delegation of the given item parts, by part path (paths of `filesystem`, a
-    pyarrow filesystem; None: local)."""
-    out: dict[str, list[Delegation]] = {}
-    columns = {
-        "item_id": pc.field("item_id"),
-        "session_id": pc.field("session_id"),
-        "occurred_at": pc.field("occurred_at"),
-        "linked": pc.field("linked_session_id"),
-        "text": pc.field("semantic", "delegation", "text"),
-        "child": pc.field("semantic", "delegation", "child_session_id"),
-    }
-    for path in paths:
-        part = pads.dataset(path, format="parquet", filesystem=filesystem)
-        rows = part.to_table(columns=columns, filter=_DELEGATION)
-        out[path] = [
-            Delegation(
-                r["item_id"],
-                r["session_id"],
-                r["occurred_at"],
-                r["linked"],
-                _task(r["text"]),
-                r["child"],
-            )
-            for r in rows.to_pylist()
-        ]
-    return out
+    """Every delegation of the given item parts, by part path."""
+    return {path: delegations_in([path], filesystem) for path in paths}
 
 
-def read_answers(path: str, filesystem: Any = None) -> list[Answer]:
-    """The reports and activity of a part's delegating calls that state no child themselves:
-    each with the delegation of its call (the output beside it answers the call whose record
-    also supports the delegation)."""
+def answers_in(rows: Rows, filesystem: Any = None, keep: Keep | None = None) -> list[Answer]:
+    """The reports and activity of delegating calls that state no child themselves, in some
+    items: each with the delegation of its call (the output beside it answers the call whose
+    record also supports the delegation)."""
     columns = {
-        "item_id": pc.field("item_id"),
-        "role": pc.field("semantic", "role"),
-        "record": pc.list_element(pc.field("record_ids"), 0),
-        "loop": pc.field("loop_id"),
-        "at": pc.field("loop_position"),
-        "linked": pc.field("linked_session_id"),
-        "call": pc.field("semantic", "tool_output", "call_item_id"),
-        "report": pc.field("semantic", "subagent_report", "source_session_id"),
-        "activity": pc.field("semantic", "subagent_activity", "subagent_session_id"),
+        k: c
+        for k, c in ITEM_COLUMNS.items()
+        if k not in ("text", "child", "session_id", "occurred_at")
     }
-    rows = (
-        pads.dataset(path, format="parquet", filesystem=filesystem)
-        .to_table(columns=columns, filter=pc.field("semantic", "role").isin(_ANSWERING))
-        .to_pylist()
+    where = _role(*_ANSWERING)
+    table = _table(rows, columns, where, filesystem, keep)
+    if table is None:
+        return []
+    # only the rows that can pair up: calls in a delegation's record, their outputs, and the
+    # reports and activity in an output's record (every pairing below is within one record)
+    role = table.column("role")
+    delegations = table.filter(pc.equal(role, "agent.delegation"))
+    if not delegations.num_rows:
+        return []
+    calls = table.filter(
+        pc.and_(
+            pc.equal(role, "agent.tool_call"),
+            pc.is_in(
+                table.column("record"), value_set=delegations.column("record").combine_chunks()
+            ),
+        )
+    )
+    outputs = table.filter(
+        pc.and_(
+            pc.equal(role, "tool.output"),
+            pc.is_in(table.column("call"), value_set=calls.column("item_id").combine_chunks()),
+        )
+    )
+    reports = table.filter(
+        pc.and_(
+            pc.is_in(role, value_set=pa.array(["subagent.report", "subagent.activity"])),
+            pc.is_in(table.column("record"), value_set=outputs.column("record").combine_chunks()),
+        )
     )
     by_role: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        by_role[row["role"]].append(row)
+    for part in (delegations, calls, outputs, reports):
+        for row in part.to_pylist():
+            by_role[row["role"]].append(row)
 
     def place(row: dict[str, Any], step: int) -> tuple[Any, ...]:
         """Where the item next to `row` stands: the same record, the next position."""
@@ -143,22 +303,16 @@ def read_answers(path: str, filesystem: Any = None) -> list[Answer]:
     ]
 
 
-def read_children(paths: Sequence[str], filesystem: Any = None) -> list[Child]:
-    """Every delegated Session row of the given session parts."""
-    if not paths:
-        return []
-    columns = {
-        "session_id": pc.field("session_id"),
-        "parent": pc.field("delegated_from", "session_id"),
-        "created_at": pc.field("created_at"),
-        "task": pc.field("task"),
-    }
-    rows = pads.dataset(list(paths), format="parquet", filesystem=filesystem).to_table(
-        columns=columns, filter=pc.field("delegated_from").is_valid()
-    )
+def children_in(rows: Rows, filesystem: Any = None, keep: Keep | None = None) -> list[Child]:
+    """Every delegated Session row of some sessions (part paths or rows in memory)."""
+    columns = SESSION_COLUMNS
+
+    def delegated(table: pa.Table) -> pa.ChunkedArray:
+        return pc.is_valid(table.column("parent"))
+
     return [
         Child(r["session_id"], r["parent"], r["created_at"], _task(r["task"]))
-        for r in rows.to_pylist()
+        for r in _scan(rows, columns, delegated, filesystem, keep)
         if r["parent"] is not None and r["parent"] != r["session_id"]
     ]
 
@@ -233,7 +387,7 @@ def stale_parts(
         links = {d.item_id: desired.get(d.item_id) for d in delegations}
         stale = any(d.child != links[d.item_id] for d in delegations)
         if any(d.stated is None for d in delegations):
-            for answer in read_answers(path, filesystem):
+            for answer in answers_in([path], filesystem):
                 links[answer.item_id] = links.get(answer.delegation)
                 stale = stale or answer.child != links[answer.item_id]
         if stale:
@@ -247,3 +401,12 @@ def override_array(items: pa.Table, links: dict[int, int | None]) -> tuple[pa.Ar
     values = pa.array(list(links.values()), pa.int64())
     index = pc.index_in(items.column("item_id"), value_set=keys)
     return pc.is_valid(index), pc.take(values, index)
+
+
+def overrides(desired: dict[int, int | None], answers: Iterable[Answer]) -> dict[int, int | None]:
+    """The links to publish: each delegation's as `desired` says, and each answer's as its
+    delegation's."""
+    out = dict(desired)
+    for answer in answers:
+        out[answer.item_id] = desired.get(answer.delegation)
+    return out

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pyarrow as pa
@@ -32,6 +33,7 @@ from traceidx.dataset import (
     new_manifest,
     swap_manifest,
 )
+from traceidx.encode import ID_COLUMNS
 from traceidx.errors import DatasetError
 from traceidx.ingest import Settings
 from traceidx.links import parts_linking
@@ -178,6 +180,12 @@ class Publication:
         known_ids = pa.array(sorted(known), pa.int64())
 
         residents = _residents(self.known)
+        units: list[tuple[Partition, Split | None]] = [(p, None) for p in sorted(affected)]
+        units += split
+        for key in [k for k in parts if Partition.from_key(k) in affected]:
+            del parts[key]
+        plan = self._lineage(units, parts, known)  # `parts`: those this publication keeps
+        overrides = plan.overrides if plan is not None else None
 
         def rewrite(origin: Partition, route: Split | None) -> dict[Partition, dict[str, PartFile]]:
             """Write the parts of `origin`'s new rows (of the targets of `route`, if given)."""
@@ -194,7 +202,11 @@ class Publication:
                 sources = full | (tail.get("sources", set()) if table in RESTATED else set())
                 drop = pa.array(sorted(sources), pa.int64())
                 ids = pa.array(sorted(tail.get(table, ())), pa.int64())
-                links = (lambda rows: resolve_links(rows, known_ids)) if table == "items" else None
+                links = (
+                    partial(resolve_links, known=known_ids, overrides=overrides)
+                    if table == "items"
+                    else None
+                )
                 share = ROW_GROUP_BYTES // len(targets)  # one read's writers share it
                 writers = {t: PartWriter(self.stage, t, table, links, share) for t in targets}
                 try:
@@ -218,17 +230,14 @@ class Publication:
                         writer.discard()  # after an error (a closed writer has no file open)
             return new
 
-        units: list[tuple[Partition, Split | None]] = [(p, None) for p in sorted(affected)]
-        units += split
-        for key in [k for k in parts if Partition.from_key(k) in affected]:
-            del parts[key]
         # Arrow and Parquet release the GIL: threads write partitions side by side.
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             for written in pool.map(lambda unit: rewrite(*unit), units):
                 for partition, new in written.items():
                     if new:
                         parts[partition.key] = new
-        self._relink(parts, known)
+        if plan is not None:
+            self._relink(parts, plan, known_ids)
         checkpoints = self.changes.checkpoints
         remote = self.changes.remote
         if checkpoints and remote is None:
@@ -250,58 +259,121 @@ class Publication:
         self.stage.discard()
         clean(self.dataset, remote, manifest)
 
-    def _relink(self, parts: dict[str, dict[str, PartFile]], known: set[int]) -> None:
-        """Rewrite the item parts whose delegations link otherwise than the dataset's lineage
-        says (a child matched or withheld in another part: traceidx.lineage)."""
+    def _where(self, relative: str) -> str:
+        """A part's path in the dataset's filesystem (`_filesystem`)."""
         remote = self.changes.remote
-        fs = remote.fs if remote is not None else None
+        return remote.path(relative) if remote is not None else str(self.dataset / relative)
 
-        def where(relative: str) -> str:  # a part's path in `fs`
-            return remote.path(relative) if remote is not None else str(self.dataset / relative)
+    def _filesystem(self) -> Any:
+        """The pyarrow filesystem parts are read through (None: local files)."""
+        return self.changes.remote.fs if self.changes.remote is not None else None
 
-        # A link can move only where a delegation or a delegated child came or went: in the
-        # partitions this publication rewrote, read before and after; else nothing to do.
-        # (A damaged part is not read: its partition was read again, so relink in full.)
-        before = self.previous.parts
-        changed = {k for k in set(parts) | set(before) if parts.get(k) != before.get(k)}
-        rewritten = [parts[k] for k in changed if k in parts]
-        rewritten += [before[k] for k in changed if k in before]
-        touched_items = sorted({where(v["items"].path) for v in rewritten if "items" in v})
-        touched_sessions = sorted({where(v["sessions"].path) for v in rewritten if "sessions" in v})
-        if (
-            not changed & self.changes.damaged
-            and not any(lineage.read_delegations(touched_items, fs).values())
-            and not lineage.read_children(touched_sessions, fs)
-        ):
-            return
-        paths = {where(p["items"].path): k for k, p in parts.items() if "items" in p}
-        sessions = [where(p["sessions"].path) for p in parts.values() if "sessions" in p]
-        delegations = lineage.read_delegations(sorted(paths), fs)
-        every = [d for found in delegations.values() for d in found]
-        if not every:
-            return
-        desired = lineage.desired_links(every, lineage.read_children(sessions, fs), known)
-        known_ids = pa.array(sorted(known), pa.int64())
-        for path, links in sorted(lineage.stale_parts(delegations, desired, fs).items()):
-            key = paths[path]
-            old = pq.ParquetFile(self.stage.opened(parts[key]["items"].path))
-            groups = [old.read_row_group(i) for i in range(old.num_row_groups)]
-            old.close()
+    def _lineage(
+        self,
+        units: list[tuple[Partition, Split | None]],
+        untouched: dict[str, dict[str, PartFile]],
+        known: set[int],
+    ) -> _Lineage | None:
+        """The delegation links of the next generation (traceidx.lineage), from the rows the
+        rewritten partitions will hold (the previous rows that stay and the staged ones) and
+        the parts this publication keeps; None when no delegation or delegated child is in a
+        rewritten partition before or after (then no link can move)."""
+        fs = self._filesystem()
+        delegations: list[lineage.Delegation] = []
+        answers: list[lineage.Answer] = []
+        children: list[lineage.Child] = []
+        held = False  # whether a rewritten partition held a delegation or child before
+        for origin in sorted({origin for origin, _ in units}):
+            if origin.key in self.changes.damaged:
+                held = True  # not read (it was read again): the links are worked out in full
+                continue
+            old = self.previous.parts.get(origin.key, {})
+            full = self.drop.get(origin, set())
+            tail = self.tail_drop.get(origin, {})
+            if "items" in old:
+                path = [self._where(old["items"].path)]
+                if lineage.delegations_in(path, fs):
+                    held = True
+                    keep = _keep("items", full, tail)
+                    delegations += lineage.delegations_in(path, fs, keep)
+                    answers += lineage.answers_in(path, fs, keep)
+            if "sessions" in old:
+                path = [self._where(old["sessions"].path)]
+                if lineage.children_in(path, fs):
+                    held = True
+                    children += lineage.children_in(path, fs, _keep("sessions", full, tail))
+        skip = pa.array(sorted(self.stage.skip), pa.int64())  # copies publish no rows
+        items = self.stage.candidates("items")
+        if items is not None:
+            keep = lineage.Keep("items", skip)
+            found = lineage.delegations_in(items, keep=keep)
+            if found:
+                delegations += found
+                answers += lineage.answers_in(items, keep=keep)
+        sessions = self.stage.candidates("sessions")
+        if sessions is not None:
+            children += lineage.children_in(sessions, keep=lineage.Keep("sessions", skip))
+        if not (held or delegations or children):
+            return None
+        kept = {self._where(p["items"].path): k for k, p in untouched.items() if "items" in p}
+        before = lineage.read_delegations(sorted(kept), fs)
+        sessions = [self._where(p["sessions"].path) for p in untouched.values() if "sessions" in p]
+        children += lineage.children_in(sessions, fs)
+        every = delegations + [d for found in before.values() for d in found]
+        desired = lineage.desired_links(every, children, known)
+        return _Lineage(desired, lineage.overrides(desired, answers), before, kept)
+
+    def _relink(
+        self, parts: dict[str, dict[str, PartFile]], plan: _Lineage, known: pa.Array
+    ) -> None:
+        """Rewrite the kept item parts whose delegations link otherwise than the next
+        generation's lineage says (a child matched or withheld in another part)."""
+        fs = self._filesystem()
+        for path, links in sorted(lineage.stale_parts(plan.before, plan.desired, fs).items()):
+            key = plan.kept[path]
             writer = PartWriter(
                 self.stage,
                 Partition.from_key(key),
                 "items",
-                partial(resolve_links, known=known_ids, overrides=links),
+                partial(resolve_links, known=known, overrides=links),
             )
             try:
-                for rows in groups:
-                    writer.add(rows)
+                old = pq.ParquetFile(self.stage.opened(parts[key]["items"].path))
+                try:
+                    for i in range(old.num_row_groups):
+                        writer.add(old.read_row_group(i))
+                finally:
+                    old.close()
                 written = writer.close()
             finally:
                 writer.discard()
             assert written is not None
             parts[key] = {**parts[key], "items": written}
             fault_point("write")
+
+
+def _keep(table: str, full: set[int], tail: dict[str, set[int]]) -> lineage.Keep:
+    """Which previous rows of a table stay when a partition is rewritten (as `rewrite` keeps
+    them: all but those of the sources dropped or restated and the ids dropped)."""
+    sources = full | (tail.get("sources", set()) if table in RESTATED else set())
+    return lineage.Keep(
+        table,
+        pa.array(sorted(sources), pa.int64()),
+        pa.array(sorted(tail.get(table, ())), pa.int64()),
+        ID_COLUMNS.get(table),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Lineage:
+    """The next generation's delegation links: what each delegation links (`desired`), what
+    to publish in the rewritten partitions (`overrides`: delegations and their answers), and
+    the delegations of the kept item parts (by path; `kept`: path -> partition key)."""
+
+    desired: dict[int, int | None]
+    overrides: dict[int, int | None]
+    before: dict[str, list[lineage.Delegation]]
+    kept: dict[str, str]
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -157,6 +158,18 @@ class _Readers:
         for _, source, _ in self._open.values():
             source.close()
         self._open.clear()
+
+
+def _kept_runs(rows: pa.Table, gone: pa.ChunkedArray) -> Iterator[pa.Table]:
+    """The rows not `gone`, as slices: a source's rows are contiguous, so skipping a few
+    sources leaves a few runs, taken without copying a column."""
+    flags = np.asarray(gone.to_numpy(zero_copy_only=False), dtype=bool)
+    edges = np.flatnonzero(np.diff(flags)) + 1
+    starts = np.concatenate(([0], edges))
+    stops = np.concatenate((edges, [len(flags)]))
+    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+        if not flags[start]:
+            yield rows.slice(start, stop - start)
 
 
 def _copied(rows: pa.Table) -> pa.Table:
@@ -302,6 +315,7 @@ class Stage:
         self.tag = part_tag(remote)
         self.folder = dataset / f"{STAGING_PREFIX}{generation:06d}"
         self._spooled: dict[tuple[str, str], list[Spooled]] = defaultdict(list)
+        self._lineage: dict[str, list[pa.Table]] = defaultdict(list)
         self._readers = _Readers()
         #: sources whose rows the workers staged but that publish none (copies: the source row
         #: staged for them instead, which names their original, is kept)
@@ -365,8 +379,21 @@ class Stage:
                     gone = pc.is_in(_source_ids(table, rows), value_set=skip)
                     if table == "sources":
                         gone = pc.and_(gone, pc.is_null(rows.column("duplicate_of")))
-                    rows = rows.filter(pc.invert(gone))
+                    if pc.any(gone).as_py():
+                        for kept in _kept_runs(rows, gone):
+                            yield bucket, kept
+                        continue
                 yield bucket, rows
+
+    def note(self, table: str, candidates: pa.Table) -> None:
+        """Keep what lineage reads of rows staged for a table (traceidx.lineage.candidates)."""
+        self._lineage[table].append(candidates)
+
+    def candidates(self, table: str) -> pa.Table | None:
+        """What lineage reads of every row staged for a table (copies' included: `skip`
+        names them); None: nothing."""
+        found = self._lineage.get(table)
+        return pa.concat_tables(found) if found else None
 
     def discard(self) -> None:
         """Remove the staging folder."""

@@ -29,12 +29,16 @@ from traceidx.dataset import Partition
 from traceidx.encode import encode_rows, row_count, source_rows
 from traceidx.errors import PublishError, write_failure
 from traceidx.ingest import Settings, SourceResult, bug_reason, ingest
+from traceidx.lineage import candidates
 from traceidx.manifest import SourceEntry
 from traceidx.model import TABLES
 from traceidx.staging import Run, Spooled, fine_bucket, fine_order, spool
 from traceidx.sync import Decision
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
+
+#: the tables whose rows lineage reads (traceidx.lineage): their workers hand over candidates
+LINEAGE_TABLES = ("items", "sessions")
 
 
 def fault_point(name: str) -> None:
@@ -62,6 +66,8 @@ class SourceOutcome:
     prefix_digests: dict[int, str] = field(default_factory=dict)
     checkpoint: str | None = None  # a new checkpoint, in the staging folder
     resumed_tail: dict[str, list[int]] | None = None  # ids the resumed checkpoint's tail had
+    #: what lineage reads of the rows spooled to `files` (traceidx.lineage.candidates)
+    lineage: list[tuple[str, pa.Table]] = field(default_factory=list)
 
 
 Progress = Callable[[int, int, SourceOutcome], None]
@@ -97,10 +103,13 @@ def process(
     fault_point("ingest")
     settings, missing, spool_folder = task.settings, task.missing, task.spool_folder
     files: list[tuple[str, Spooled]] = []
+    found: list[tuple[str, pa.Table]] = []  # what lineage reads of the spilled rows
 
     def spill(rows: dict[str, list[Any]]) -> None:
         assert spool_folder is not None
         for table, data in encode_rows(rows).items():
+            if table in LINEAGE_TABLES and data.num_rows:
+                found.append((table, candidates(table, data)))
             if data.num_rows:  # its bucket is set once the source's session is known
                 path = spool_folder / f"source-{uuid.uuid4().hex}-{table}.arrow"
                 run: Run = ("", data, ((0, data.num_rows),))
@@ -113,6 +122,7 @@ def process(
         for _, spooled in files:
             Path(spooled.path).unlink(missing_ok=True)
         files.clear()
+        found.clear()
 
     counts = {count for counts in (missing or {}).values() for count in counts}
     resume = None
@@ -162,6 +172,7 @@ def process(
         outcome.partition, outcome.rows = encoded
         session_id = result.projection.session.session_id
         outcome.files = [(table, rows.of_bucket(fine_bucket(session_id))) for table, rows in files]
+        outcome.lineage = list(found)
         entry.source_id = result.projection.session.source_ids[0]
         entry.session_id = session_id
         entry.partition = outcome.partition.key
@@ -196,6 +207,8 @@ class Batch:
 
     outcomes: list[SourceOutcome]
     spooled: list[tuple[str, str, Spooled]]  # group, table, rows
+    #: what lineage reads of the spooled rows, by table (traceidx.lineage.candidates)
+    lineage: list[tuple[str, pa.Table]] = field(default_factory=list)
 
 
 #: first-generation threshold of the garbage collector during a build: reading a source makes
@@ -261,10 +274,14 @@ def process_batch(work: list[Work], task: Task) -> Batch:
                     _fail(outcome, exc)
         runs = _runs(outcomes)
     spooled: list[tuple[str, str, Spooled]] = []
+    lineage: list[tuple[str, pa.Table]] = []
     for outcome in outcomes:
         if outcome.partition is not None:
             spooled += [(outcome.partition.group, table, rows) for table, rows in outcome.files]
-        outcome.files, outcome.rows = [], None
+            lineage += outcome.lineage
+        outcome.files, outcome.rows, outcome.lineage = [], None, []
+    for table in LINEAGE_TABLES:
+        lineage += [(table, candidates(table, data)) for _, data, _ in runs.get(table, [])]
     name = uuid.uuid4().hex
     assert task.spool_folder is not None
     for table, table_runs in runs.items():
@@ -273,7 +290,7 @@ def process_batch(work: list[Work], task: Task) -> Batch:
             spooled += [(key, table, rows) for key, rows in spool(path, table, table_runs)]
         except OSError as exc:
             raise PublishError(write_failure(exc, path)) from exc
-    return Batch(outcomes, spooled)
+    return Batch(outcomes, spooled, [(t, rows) for t, rows in lineage if rows.num_rows])
 
 
 def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[Run]]:
@@ -324,6 +341,7 @@ def _fail(outcome: SourceOutcome, exc: Exception) -> None:
     reason = bug_reason(outcome.runtime, "while its rows were encoded", exc)
     outcome.state, outcome.reason, outcome.partition, outcome.rows = "failed", reason, None, None
     outcome.files, outcome.checkpoint, outcome.resumed_tail = [], None, None
+    outcome.lineage = []
     outcome.prefix_digests = {}
     if outcome.entry is not None:
         outcome.entry = outcome.entry.failed_with(reason)
