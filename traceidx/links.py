@@ -69,10 +69,13 @@ def resolve(
 
 
 def _rebuilt(array: pa.StructArray, replace: dict[str, pa.Array]) -> pa.StructArray:
-    """`array` with some children replaced (rows where `array` is absent stay absent)."""
+    """`array` with some children replaced (rows where `array` is absent stay absent). The
+    other children are taken as stored (`field`, a view), not flattened with the struct's
+    validity (`struct_field`, which computes a bitmap per child): the struct's own mask
+    applies to them anyway."""
     fields = [array.type.field(i) for i in range(array.type.num_fields)]
     children = [
-        replace[f.name] if f.name in replace else pc.struct_field(array, f.name) for f in fields
+        replace[f.name] if f.name in replace else array.field(i) for i, f in enumerate(fields)
     ]
     return pa.StructArray.from_arrays(children, fields=fields, mask=array.is_null())
 
@@ -80,7 +83,7 @@ def _rebuilt(array: pa.StructArray, replace: dict[str, pa.Array]) -> pa.StructAr
 def _resolve_chunk(semantic: pa.StructArray, desired: pa.Array) -> pa.StructArray:
     """One chunk of the semantic column with every link member set to `desired`."""
     replace = {
-        child: _rebuilt(pc.struct_field(semantic, child), {member: desired})
+        child: _rebuilt(semantic.field(child), {member: desired})
         for child, member in LINK_MEMBERS.items()
     }
     return _rebuilt(semantic, replace)

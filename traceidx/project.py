@@ -221,11 +221,11 @@ class Projector:
         then of the calls outside any Loop, in order."""
         assert self.session_id is not None
         out = []
-        located: list[tuple[UsageSample, int | None, str | None]] = [
-            (sample, ids.loop_id(self.source_id, loop.start), loop.model_id)
-            for loop in loops
-            for sample in loop.usage
-        ]
+        located: list[tuple[UsageSample, int | None, str | None]] = []
+        for loop in loops:
+            if loop.usage:
+                of_loop = ids.loop_id(self.source_id, loop.start)  # once per loop
+                located += [(sample, of_loop, loop.model_id) for sample in loop.usage]
         located += [(sample, None, None) for sample in loose]
         for sample, loop_id, loop_model in located:
             first = min(sample.records) if sample.records else -1

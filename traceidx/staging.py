@@ -78,10 +78,14 @@ class Spooled:
     count: int
     ids: pa.ChunkedArray | None = None
     segments: tuple[tuple[int, int], ...] = ()
+    #: the sources whose rows these are (None: not known; then each piece is checked for
+    #: rows of sources that publish none, `Stage.skip`)
+    sources: frozenset[int] | None = None
 
-    def of_bucket(self, fine: int) -> Spooled:
-        """These rows, all of the sessions of one bucket among `MAX_BUCKETS`."""
-        return replace(self, segments=((fine, sum(rows for _, rows in self.segments)),))
+    def of_bucket(self, fine: int, source: int) -> Spooled:
+        """These rows, all of one source whose session is in one bucket among `MAX_BUCKETS`."""
+        rows = sum(count for _, count in self.segments)
+        return replace(self, segments=((fine, rows),), sources=frozenset((source,)))
 
     def read(self, readers: _Readers) -> Iterator[pa.Table]:
         """The rows, one record batch at a time (read, not mapped: memory stays bounded)."""
@@ -374,8 +378,10 @@ class Stage:
         they were staged, a bounded piece at a time, with their bucket."""
         skip = pa.array(sorted(self.skip), pa.int64())
         for spooled in self._spooled.get((group, table), []):
+            known = spooled.sources
+            check = bool(self.skip) and (known is None or not self.skip.isdisjoint(known))
             for bucket, rows in spooled.select(self._readers, buckets, wanted):
-                if len(skip):
+                if check:
                     gone = pc.is_in(_source_ids(table, rows), value_set=skip)
                     if table == "sources":
                         gone = pc.and_(gone, pc.is_null(rows.column("duplicate_of")))

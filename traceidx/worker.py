@@ -16,7 +16,7 @@ import signal
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +171,9 @@ def process(
     if encoded is not None and result.projection is not None:
         outcome.partition, outcome.rows = encoded
         session_id = result.projection.session.session_id
-        outcome.files = [(table, rows.of_bucket(fine_bucket(session_id))) for table, rows in files]
+        source = result.projection.session.source_ids[0]
+        fine = fine_bucket(session_id)
+        outcome.files = [(table, rows.of_bucket(fine, source)) for table, rows in files]
         outcome.lineage = list(found)
         entry.source_id = result.projection.session.source_ids[0]
         entry.session_id = session_id
@@ -275,10 +277,14 @@ def process_batch(work: list[Work], task: Task) -> Batch:
         runs = _runs(outcomes)
     spooled: list[tuple[str, str, Spooled]] = []
     lineage: list[tuple[str, pa.Table]] = []
+    members: dict[str, set[int]] = {}  # the sources of each group's runs
     for outcome in outcomes:
         if outcome.partition is not None:
             spooled += [(outcome.partition.group, table, rows) for table, rows in outcome.files]
             lineage += outcome.lineage
+            if outcome.rows is not None and outcome.entry is not None:
+                assert outcome.entry.source_id is not None
+                members.setdefault(outcome.partition.group, set()).add(outcome.entry.source_id)
         outcome.files, outcome.rows, outcome.lineage = [], None, []
     for table in LINEAGE_TABLES:
         lineage += [(table, candidates(table, data)) for _, data, _ in runs.get(table, [])]
@@ -287,10 +293,17 @@ def process_batch(work: list[Work], task: Task) -> Batch:
     for table, table_runs in runs.items():
         path = task.spool_folder / f"batch-{name}-{table}.arrow"
         try:
-            spooled += [(key, table, rows) for key, rows in spool(path, table, table_runs)]
+            spooled += [
+                (key, table, replace(rows, sources=_frozen(members.get(key))))
+                for key, rows in spool(path, table, table_runs)
+            ]
         except OSError as exc:
             raise PublishError(write_failure(exc, path)) from exc
     return Batch(outcomes, spooled, [(t, rows) for t, rows in lineage if rows.num_rows])
+
+
+def _frozen(sources: set[int] | None) -> frozenset[int] | None:
+    return frozenset(sources) if sources is not None else None
 
 
 def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[Run]]:
