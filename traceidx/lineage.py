@@ -25,7 +25,6 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pads
 
 _ANSWERING = [
     "agent.delegation",
@@ -190,6 +189,8 @@ def _table(
     elif not rows:
         return None
     else:
+        import pyarrow.dataset as pads  # only here: workers and cold builds never need it
+
         wanted = {**columns, **(keep.columns() if keep is not None else {})}
         part = pads.dataset(list(rows), format="parquet", filesystem=filesystem)
         table = part.to_table(columns={name: _expression(c) for name, c in wanted.items()})
