@@ -44,6 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.append(str(REPO))
 
 from benchmarks.corpora import real_shaped, scaled, size_of  # noqa: E402
+from benchmarks.run import CCUSAGE, ccusage  # noqa: E402
 
 #: what a build process runs: the package's own command-line entry point
 BUILD = "import sys; from traceidx.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -173,7 +174,9 @@ def _table(rows: list[tuple[str, ...]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
-        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
         lines.append("  ".join(cells))
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -189,6 +192,9 @@ def main() -> int:
     parser.add_argument("--real-copies", type=int, default=40, help="copies of the transcripts")
     parser.add_argument("--megabytes", type=float, default=0, help="the scaled corpus instead")
     parser.add_argument("--pure", action="store_true", help="install both without mypyc")
+    parser.add_argument(
+        "--ccusage", action="store_true", help=f"also time {CCUSAGE} daily each round (npx)"
+    )
     parser.add_argument(
         "--public-claude", type=Path, default=REPO.parent / "shared/corpus/public/claude"
     )
@@ -210,6 +216,7 @@ def main() -> int:
     root, size = corpus(workdir, args)
     sides = {"base": base, "head": head}
     runs: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
+    reporter: list[float] = []  # ccusage's seconds, a run per round
     for n in range(args.repeat):
         order = ("base", "head") if n % 2 == 0 else ("head", "base")
         for side in order:
@@ -221,8 +228,16 @@ def main() -> int:
                 file=sys.stderr,
                 flush=True,
             )
-    ratios = [h["seconds"] / b["seconds"] for b, h in zip(runs["base"], runs["head"])]
-    cpu_ratios = [h["cpu_seconds"] / b["cpu_seconds"] for b, h in zip(runs["base"], runs["head"])]
+        if args.ccusage and not args.megabytes:
+            seconds = ccusage(root)
+            if seconds is None:
+                raise SystemExit(f"paired: {CCUSAGE} failed or read nothing (npx, network?)")
+            reporter.append(seconds)
+            print(f"round {n + 1}/{args.repeat} ccusage: {seconds:.2f} s", file=sys.stderr)
+    ratios = [h["seconds"] / b["seconds"] for b, h in zip(runs["base"], runs["head"], strict=True)]
+    cpu_ratios = [
+        h["cpu_seconds"] / b["cpu_seconds"] for b, h in zip(runs["base"], runs["head"], strict=True)
+    ]
     medians = {side: summarise(side_runs) for side, side_runs in runs.items()}
     result = {
         "base": base_sha,
@@ -240,6 +255,12 @@ def main() -> int:
         "peak_ratio": medians["head"]["peak_mib"] / medians["base"]["peak_mib"],
         "peak_max_mib": {side: max(r["peak_mib"] for r in rs) for side, rs in runs.items()},
     }
+    if reporter:
+        result["ccusage"] = {"release": CCUSAGE, "seconds": reporter}
+        result["ccusage_median_s"] = statistics.median(reporter)
+        result["rate_over_ccusage"] = {  # traceidx's rate on these bytes over ccusage's
+            side: statistics.median(reporter) / medians[side]["seconds"] for side in medians
+        }
     rows = [("", "cold build (median)", "CPU-seconds", "peak memory", "dataset")]
     for side, sha in (("base", base_sha), ("head", head_sha)):
         m = medians[side]
@@ -263,6 +284,12 @@ def main() -> int:
     )
     print(f"{size / 1e6:,.1f} MB of traces ({root.name}), --jobs {args.jobs}, {args.repeat} rounds")
     print(_table(rows))
+    if reporter:
+        rate = result["rate_over_ccusage"]
+        print(
+            f"{CCUSAGE} daily: {result['ccusage_median_s']:.2f} s (median); traceidx's rate over "
+            f"its: base {rate['base']:.2f}, head {rate['head']:.2f}"
+        )
     out = args.out or REPO / "benchmarks/results" / f"paired-{time.strftime('%Y-%m-%d-%H%M')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.corpora import copy_ids, sample_subset, scaled, size_of
 from tests.conftest import corpus_path
 from traceidx.build import build
@@ -121,3 +123,30 @@ def test_engine_benchmark_smoke(tmp_path: Path) -> None:
     assert local["totals"] == ray["totals"]  # the same dataset either way
     assert local["totals"]["items"] > 0 and report["ray_over_local"] > 0
     assert "Ray / local:" in done.stdout
+
+
+PAIRED = RUNNER.parent / "paired.py"
+
+
+@pytest.mark.skipif(
+    subprocess.run(
+        ["git", "-C", str(PAIRED.parent), "rev-parse", "HEAD"], capture_output=True
+    ).returncode
+    != 0,
+    reason="not a git checkout",
+)
+def test_paired_benchmark_smoke(tmp_path: Path) -> None:
+    # the last commit against the working tree, both pure (no compiler run), on a tiny corpus
+    out = tmp_path / "paired.json"
+    command = [sys.executable, str(PAIRED), "--base", "HEAD", "--pure", "--megabytes", "1"]
+    command += ["--repeat", "2", "--workdir", str(tmp_path / "work"), "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "head / base" in done.stdout
+    result = json.loads(out.read_text())
+    assert result["build"] == "pure" and result["head"].endswith("+worktree")
+    for side in ("base", "head"):
+        assert len(result["runs"][side]) == 2  # one build of each side per round
+        assert all(run["seconds"] > 0 and run["peak_mib"] > 0 for run in result["runs"][side])
+        assert result["medians"][side]["dataset_bytes"] > 0
+    assert result["time_ratio_median"] > 0 and result["peak_ratio"] > 0
