@@ -13,7 +13,7 @@ CHECK    := build/check
 SMOKE    := tests/test_compiled.py tests/test_golden.py tests/test_cli.py
 CORPUS   ?= $(abspath ../shared/corpus)
 
-.PHONY: setup compiled demo test lint typecheck chromium unit unit-compiled bench notebooks \
+.PHONY: setup compiled demo test lint typecheck chromium unit unit-compiled bench bench-paired notebooks \
 	screenshot clean
 
 $(STAMP): pyproject.toml
@@ -67,6 +67,11 @@ notebooks: $(STAMP)
 
 bench: $(BUILT)
 	PYTHONPATH=$(COMPILED) $(BIN)/python benchmarks/run.py --megabytes 1000 --real-copies 40 --ccusage --repeat 3
+
+# cold builds of an earlier commit (BASE) against the working tree, alternated on one corpus
+BASE ?= 646eaaa
+bench-paired: $(STAMP)
+	$(BIN)/python benchmarks/paired.py --base $(BASE) --repeat 7 --ccusage
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
