@@ -17,6 +17,10 @@ DEFAULT_TEXT_LIMIT: Final = 64 * 1024
 TOKEN_ESTIMATOR: Final = "ascii4_unicode1_v1"
 
 
+#: every ASCII byte
+_ASCII_BYTES: Final = bytes(range(128))
+
+
 def estimate_tokens(text: str) -> int:
     """ceil(ascii_chars / 4) + non_ascii_chars."""
     if text.isascii():
@@ -44,7 +48,11 @@ def text_row(text: str, limit: int = DEFAULT_TEXT_LIMIT) -> dict[str, Any]:
         return {"value": value, "full_bytes": size, "estimated_tokens": (size + 3) // 4}
     data = text.encode("utf-8", "surrogatepass")
     value = text if len(data) <= limit else bound_utf8(data, limit).decode("utf-8", "replace")
-    return {"value": value, "full_bytes": len(data), "estimated_tokens": estimate_tokens(text)}
+    # ASCII characters are the bytes below 0x80 of the UTF-8 form (every byte of a longer
+    # character is above): counted by deleting them, not by encoding the text again
+    ascii_chars = len(data) - len(data.translate(None, _ASCII_BYTES))
+    tokens = (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
+    return {"value": value, "full_bytes": len(data), "estimated_tokens": tokens}
 
 
 def text_content(text: str, limit: int = DEFAULT_TEXT_LIMIT) -> TextContent:
