@@ -200,15 +200,7 @@ def _table(
     return table.filter(mask).select(list(columns))
 
 
-def _scan(
-    rows: Rows,
-    columns: dict[str, Column],
-    where: Callable[[pa.Table], pa.ChunkedArray],
-    filesystem: Any,
-    keep: Keep | None,
-) -> list[dict[str, Any]]:
-    """`_table` as Python rows."""
-    table = _table(rows, columns, where, filesystem, keep)
+def _pylist(table: pa.Table | None) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = [] if table is None else table.to_pylist()
     return found
 
@@ -235,7 +227,7 @@ def delegations_in(
             _task(r["text"]),
             r["child"],
         )
-        for r in _scan(rows, columns, _role("agent.delegation"), filesystem, keep)
+        for r in _pylist(_table(rows, columns, _role("agent.delegation"), filesystem, keep))
     ]
 
 
@@ -313,7 +305,7 @@ def children_in(rows: Rows, filesystem: Any = None, keep: Keep | None = None) ->
 
     return [
         Child(r["session_id"], r["parent"], r["created_at"], _task(r["task"]))
-        for r in _scan(rows, columns, delegated, filesystem, keep)
+        for r in _pylist(_table(rows, columns, delegated, filesystem, keep))
         if r["parent"] is not None and r["parent"] != r["session_id"]
     ]
 
