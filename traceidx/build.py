@@ -19,6 +19,7 @@ conditional write instead of the lock and the swap.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 from pathlib import Path
@@ -29,7 +30,14 @@ from traceidx.engines import Engine, run_batches
 from traceidx.errors import PublishError, write_failure
 from traceidx.ingest import Settings
 from traceidx.manifest import Manifest
-from traceidx.plan import BuildReport, Changes, Progress, default_paths, fact_settings
+from traceidx.plan import (
+    BuildReport,
+    Changes,
+    Progress,
+    default_paths,
+    fact_settings,
+    repair_scope,
+)
 from traceidx.publish import PruneReport, Publication, prune
 from traceidx.remote import clean, current, workspace
 from traceidx.staging import Stage
@@ -70,7 +78,11 @@ def build(
         rebuild = rebuild or previous.settings not in (None, record)
         damaged = frozenset(d.key for d in damage)
         origin = origin or socket.gethostname()
-        changes = Changes(folder, previous, record, rebuild, progress, damaged, origin, remote)
+        scope = repair_scope(settings.runtimes, damaged)
+        settings = dataclasses.replace(settings, runtimes=scope)
+        changes = Changes(
+            folder, previous, record, rebuild, progress, damaged, origin, remote, scope
+        )
         repairing = "this build re-projects the sources whose facts it held"
         changes.report.damaged = [d.line(dataset, repairing) for d in damage]
         changes.report.tightened = tightened

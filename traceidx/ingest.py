@@ -112,6 +112,8 @@ class SourceResult:
     head: str | None = None
     checkpoint: Checkpoint | None = None
     resumed: Checkpoint | None = None
+    #: of a runtime outside `Settings.runtimes` (another adapter claims it): not recorded
+    outside: bool = False
     #: secrets replaced in its published text, by type (``build --redact``)
     redacted: dict[str, int] = field(default_factory=dict)
 
@@ -333,6 +335,10 @@ class _Run:
         objs = [obj for _, obj, status in self.head if status == "ok"]
         objs += [v for _, obj, status in self.head if status == "joined" for v in obj]
         cls = detect(objs, set(self.settings.runtimes) if self.settings.runtimes else None)
+        if cls is None and self.settings.runtimes is not None:
+            other = detect(objs, None)
+            if other is not None:  # another runtime's: this build leaves it alone
+                self.result.runtime, self.result.outside = other.runtime, True
         if cls is not None:
             self.adapter = cls()
             self.decoder = record_decoder(cls)
@@ -475,6 +481,8 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
         result.head = head_digest(result.stream.head[: result.size])
     if result.indexed_bytes == 0:
         return _skip(result, "no complete line (empty or unterminated)")
+    if run.adapter is None and result.outside:
+        return _skip(result, f"{result.runtime}: not among the runtimes this build reads")
     if run.adapter is None:
         return _skip(result, f"no adapter recognises its structure ({run.first_shape})")
     checkpoint = run.snapshot(result.indexed_bytes)

@@ -51,6 +51,14 @@ def fact_settings(settings: Settings) -> FactSettings:
     )
 
 
+def repair_scope(scope: frozenset[str] | None, damaged: frozenset[str]) -> frozenset[str] | None:
+    """The runtimes a build reads: those asked for, and those of damaged partitions (whose
+    sources are read again to rewrite them, whatever the filter)."""
+    if scope is None:
+        return None
+    return scope | {key.split("/", 1)[0] for key in damaged}
+
+
 def schema_digest() -> str:
     """A digest of every published table's Arrow schema (names, types, nesting)."""
     text = "\n".join(f"{table}: {table_schema(table)}" for table in TABLES)
@@ -143,9 +151,14 @@ class Changes:
         damaged: frozenset[str] = frozenset(),
         origin: str | None = None,
         remote: RemoteDataset | None = None,
+        scope: frozenset[str] | None = None,
     ) -> None:
         #: the dataset's folder (for a dataset on object storage, the build's local folder)
         self.dataset = dataset
+        #: the runtimes this build reads (None: all): a source of another runtime keeps its
+        #: facts and state as they are, `--rebuild` included (a filter scopes a run, never the
+        #: dataset)
+        self.scope = scope
         #: the origin of the sources this build indexes first
         self.origin = origin
         self.remote = remote
@@ -186,19 +199,29 @@ class Changes:
         report.problems, report.ignored = found.problems, found.ignored
         superseded = found.superseded
         for old in superseded:
+            if self._outside(self.known.get(old.locator)):
+                continue  # the file holding its facts is not read by this build either
             outcome = SourceOutcome(
                 old.locator, "superseded", "skipped", f"superseded by {old.by}: {old.why}"
             )
             self.forget(self.known.get(old.locator))
             report.results.append(outcome)
             report.actions["superseded"] += 1
-        gone = {s.locator for s in superseded}
+        gone = {s.locator for s in superseded if not self._outside(self.known.get(s.locator))}
         locators = sorted(({c.locator for c in found.candidates} | set(self.known)) - gone)
         decisions = [self._decide(loc, found.stats.get(loc)) for loc in locators]
         decisions = recheck_copies(decisions, self.known)
         self.total = len(decisions)
+        outside = set()
         for d in decisions:
             entry = self.known.get(d.locator)
+            if self._outside(entry):
+                assert entry is not None
+                outside.add(d.locator)
+                self.entries[d.locator] = entry  # not read: as it was
+                report.actions["outside"] += 1
+                self._progress(SourceOutcome(d.locator, "outside", entry.state, entry.reason))
+                continue
             if d.action == "missing" and entry is not None and self._in_damaged(entry):
                 self.forget(entry)  # its facts were in a damaged part, and its file is gone
                 self.report.lost.append(d.locator)
@@ -213,7 +236,18 @@ class Changes:
                 continue
             report.actions[d.action] += 1
             self._progress(SourceOutcome(d.locator, d.action, entry.state, entry.reason))
-        return [d for d in decisions if d.ingest]
+        return [d for d in decisions if d.ingest and d.locator not in outside]
+
+    def _outside(self, entry: SourceEntry | None) -> bool:
+        """Whether a known source is of a runtime this build does not read (a source in a
+        damaged partition is read again whatever its runtime: `repair_scope`)."""
+        return (
+            self.scope is not None
+            and entry is not None
+            and entry.runtime is not None
+            and entry.runtime not in self.scope
+            and not self._in_damaged(entry)
+        )
 
     def _decide(self, locator: str, listed: tuple[int, int] | None = None) -> Decision:
         entry = self.known.get(locator)
@@ -258,6 +292,10 @@ class Changes:
 
     def _take(self, outcome: SourceOutcome) -> None:
         stored = self.known.get(outcome.locator)
+        if outcome.outside:  # a runtime this build does not read: as it was, or not recorded
+            if stored is not None:
+                self.entries[outcome.locator] = stored
+            return
         if outcome.vanished:  # between discovery and reading: as if it were missing
             if stored is not None and self._in_damaged(stored):
                 self.forget(stored)

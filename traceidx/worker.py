@@ -66,6 +66,8 @@ class SourceOutcome:
     prefix_digests: dict[int, str] = field(default_factory=dict)
     checkpoint: str | None = None  # a new checkpoint, in the staging folder
     resumed_tail: dict[str, list[int]] | None = None  # ids the resumed checkpoint's tail had
+    #: of a runtime the build does not read (`Settings.runtimes`): not recorded
+    outside: bool = False
     #: what lineage reads of the rows spooled to `files` (traceidx.lineage.candidates)
     lineage: list[tuple[str, pa.Table]] = field(default_factory=list)
 
@@ -148,6 +150,9 @@ def process(
     )
     if result.vanished:
         outcome.action, outcome.state, outcome.vanished = "missing", "skipped", True
+        return outcome
+    if result.outside:
+        outcome.action, outcome.outside = "outside", True
         return outcome
     entry = SourceEntry(
         state=result.state,
