@@ -200,7 +200,7 @@ def test_bad_uses_are_one_line_usage_errors(demo: Path, tmp_path: Path) -> None:
     ]
     blocker = tmp_path / "file"
     blocker.write_text("")
-    cases.append((("report", "html", "--output", str(blocker / "r.html")), "cannot write"))
+    cases.append((("report", "html", "--output", str(blocker / "r.html")), "not a folder (a file)"))
     for args, message in cases:
         done = traceidx_cli(*args, "--dataset", str(demo))
         assert done.returncode == 2, done

@@ -58,6 +58,18 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     runtimes = frozenset(args.runtime) if args.runtime else None
     paths = [_location(p) for p in args.paths] if args.paths else None
+    dataset = args.dataset
+    if isinstance(dataset, Path) and dataset.exists() and not dataset.is_dir():
+        raise UsageError(
+            f"{dataset}: a file, not a folder; --dataset names the dataset's folder (new or "
+            "existing)"
+        )
+    missing = [p for p in paths or [] if isinstance(p, Path) and not p.exists()]
+    if missing:  # nothing is read, nothing published
+        raise UsageError(
+            f"{missing[0]}: no such file or folder; name existing trace files or folders (or "
+            "none, for the runtimes' own folders)"
+        )
     settings = Settings(text_limit=args.text_limit, runtimes=runtimes, redact=args.redact)
     if args.origin is not None and not args.origin.strip():
         raise UsageError("--origin: empty name; name the machine or person the traces came from")
@@ -547,7 +559,7 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schema)
 
     p = sub.add_parser("inspect", parents=[common, fmt], help="re-read and verify one record")
-    p.add_argument("record_id", type=int)
+    p.add_argument("record_id", type=_record_id, help="a record's id, as any command prints it")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser(
@@ -578,6 +590,14 @@ def _report_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
     p.add_argument("--wide", action="store_true", help=_WIDE)
+
+
+def _record_id(text: str) -> int:
+    """An id as typed or pasted (thousands separators, as older tables printed them, allowed)."""
+    try:
+        return int(text.replace(",", "").replace("_", "").strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a record id: {text!r}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

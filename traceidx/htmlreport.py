@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,14 +116,23 @@ def _bundle() -> str:
 
 
 def write(con: duckdb.DuckDBPyConnection, p: ReportParams, output: Path) -> Path:
-    """Write the page for the scope to `output` (parent folders made, the old file replaced
-    whole); returns its path."""
+    """Write the page for the scope to `output` (its folder must exist; the old file is
+    replaced whole), readable by its owner only, as the dataset is: it holds prompts and
+    commands; returns its path."""
     _require()
+    if not output.parent.is_dir():
+        what = "a file" if output.parent.exists() else "no such folder"
+        raise ReportError(
+            f"{output.parent}: not a folder ({what}); create the folder or write the report "
+            "elsewhere"
+        )
     text = render(collect(con, p), p)
     partial = output.with_name(f".{output.name}.partial")
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_text(text, encoding="utf-8")
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
+            os.fchmod(sink.fileno(), 0o600)  # an old partial file keeps no wider mode
+            sink.write(text)
         partial.replace(output)  # a reader never sees half a page
     except OSError as exc:
         raise ReportError(f"{output}: cannot write the report ({exc.strerror or exc})") from exc

@@ -69,9 +69,16 @@ def _numeric(value: Any) -> bool:
     return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
 
 
+def is_id_column(column: str) -> bool:
+    """Whether a column holds ids (``*_id``, ``id``): shown as stored, to be pasted back."""
+    name = column.lower()
+    return name == "id" or name.endswith("_id")
+
+
 def readable(value: Any, column: str = "") -> str:
-    """A value as people read it: separators, costs to the cent, fractions to 3 decimals."""
-    if not _numeric(value):
+    """A value as people read it: separators, costs to the cent, fractions to 3 decimals; an
+    id as it is stored (no separators: `inspect` and SQL take it back as printed)."""
+    if not _numeric(value) or is_id_column(column):
         return cell(value)
     if isinstance(value, Decimal):
         value = int(value) if value == value.to_integral_value() else float(value)
@@ -252,7 +259,7 @@ def print_rows(
         for k in kinds
     ]
     shows = [
-        _shows_int if k == {int} else partial(readable, column=c)
+        cell if is_id_column(c) else _shows_int if k == {int} else partial(readable, column=c)
         for k, c in zip(kinds, columns, strict=True)
     ]
     cells = [[show(v) for show, v in zip(shows, row, strict=True)] for row in shown_rows]
