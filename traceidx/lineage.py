@@ -72,57 +72,8 @@ def _task(value: dict[str, Any] | None) -> tuple[str, int] | None:
     return str(value["value"]), int(value["full_bytes"])
 
 
-#: where lineage reads rows from: part paths (of a pyarrow filesystem) or rows in memory
-Rows: TypeAlias = "Sequence[str] | pa.Table"
 #: a column to read: a top-level column, then struct members (names) or list elements (ints)
 Column: TypeAlias = "tuple[str | int, ...]"
-
-#: the column naming a row's source in each table lineage reads
-SOURCE: dict[str, Column] = {"items": ("source_id",), "sessions": ("source_ids", 0)}
-
-
-def _expression(column: Column) -> pc.Expression:
-    names = [step for step in column if isinstance(step, str)]
-    out = pc.field(*names)
-    return pc.list_element(out, column[-1]) if isinstance(column[-1], int) else out
-
-
-def _values(table: pa.Table, column: Column) -> pa.ChunkedArray:
-    """A column of rows in memory, without touching any other (struct members and list
-    elements are views of their parents' buffers)."""
-    values = table.column(column[0])
-    for step in column[1:]:
-        values = (
-            pc.list_element(values, step)
-            if isinstance(step, int)
-            else pc.struct_field(values, step)
-        )
-    return values
-
-
-@dataclass(frozen=True, slots=True)
-class Keep:
-    """Which rows stay: all but those of the `sources` named and those whose `id_column`
-    is in `ids`."""
-
-    table: str
-    sources: pa.Array
-    ids: pa.Array | None = None
-    id_column: str | None = None
-
-    def columns(self) -> dict[str, Column]:
-        out = {"_source": SOURCE[self.table]}
-        if self.id_column is not None and self.ids is not None and len(self.ids):
-            out["_id"] = (self.id_column,)
-        return out
-
-    def mask(self, rows: pa.Table) -> pa.ChunkedArray:
-        kept = pc.invert(pc.is_in(rows.column("_source"), value_set=self.sources))
-        if "_id" in rows.column_names:
-            assert self.ids is not None
-            kept = pc.and_(kept, pc.invert(pc.is_in(rows.column("_id"), value_set=self.ids)))
-        return kept
-
 
 #: the item columns lineage reads (delegations and the calls, outputs and reports beside them)
 ITEM_COLUMNS: dict[str, Column] = {
@@ -139,6 +90,7 @@ ITEM_COLUMNS: dict[str, Column] = {
     "call": ("semantic", "tool_output", "call_item_id"),
     "report": ("semantic", "subagent_report", "source_session_id"),
     "activity": ("semantic", "subagent_activity", "subagent_session_id"),
+    "_source": ("source_id",),
 }
 #: the session columns lineage reads (of delegated Sessions)
 SESSION_COLUMNS: dict[str, Column] = {
@@ -146,22 +98,42 @@ SESSION_COLUMNS: dict[str, Column] = {
     "parent": ("delegated_from", "session_id"),
     "created_at": ("created_at",),
     "task": ("task",),
+    "_source": ("source_ids", 0),
 }
+_REPORTS = ["subagent.report", "subagent.activity"]
+
+
+def _values(table: pa.Table, column: Column) -> pa.ChunkedArray:
+    """A column of rows in memory, without touching any other (struct members and list
+    elements are views of their parents' buffers)."""
+    values = table.column(column[0])
+    for step in column[1:]:
+        values = (
+            pc.list_element(values, step)
+            if isinstance(step, int)
+            else pc.struct_field(values, step)
+        )
+    return values
+
+
+def _expression(column: Column) -> pc.Expression:
+    """`_values` as a scan's projection."""
+    out = pc.field(*[step for step in column if isinstance(step, str)])
+    return pc.list_element(out, column[-1]) if isinstance(column[-1], int) else out
 
 
 def candidates(table: str, rows: pa.Table) -> pa.Table:
-    """What lineage reads of some rows in memory (items or sessions), with their source:
-    the rows a worker hands over beside the rows it spools, so that publication need not
-    read the spooled rows back (`delegations_in`, `answers_in` and `children_in` take it)."""
-    columns = {**(ITEM_COLUMNS if table == "items" else SESSION_COLUMNS), "_source": SOURCE[table]}
+    """What lineage reads of some rows in memory (items or sessions): the rows a worker hands
+    over beside the rows it spools, so that publication need not read them back. Of items:
+    delegations, reports and activity, and of the calls and outputs only those that can pair
+    with them (`answers_in`): a call in a delegation's record, an output in a report's."""
+    columns = ITEM_COLUMNS if table == "items" else SESSION_COLUMNS
     projected = pa.table({name: _values(rows, column) for name, column in columns.items()})
     if table != "items":
         return projected.filter(pc.is_valid(projected.column("parent")))
-    # delegations, reports and activity, and of the calls and outputs only those that can pair
-    # with them (`answers_in`): a call in a delegation's record, an output in a report's
     role, record = projected.column("role"), projected.column("record")
     delegation = pc.equal(role, "agent.delegation")
-    answer = pc.is_in(role, value_set=pa.array(["subagent.report", "subagent.activity"]))
+    answer = pc.is_in(role, value_set=pa.array(_REPORTS))
 
     def beside(kind: str, of: pa.ChunkedArray) -> pa.ChunkedArray:
         records = record.filter(of).combine_chunks()
@@ -174,34 +146,54 @@ def candidates(table: str, rows: pa.Table) -> pa.Table:
     return projected.filter(pc.fill_null(wanted, False))
 
 
-def _table(
-    rows: Rows,
-    columns: dict[str, Column],
-    where: Callable[[pa.Table], pa.ChunkedArray],
-    filesystem: Any,
-    keep: Keep | None,
-) -> pa.Table | None:
-    """The named columns of the rows of `rows` (part paths, or a `candidates` table) for
-    which `where` holds (and that `keep` keeps); None: no rows to read."""
-    if isinstance(rows, pa.Table):
-        assert keep is None or keep.ids is None, "candidates are kept by source only"
-        table = rows
-    elif not rows:
+def read(table: str, paths: Sequence[str], filesystem: Any = None) -> pa.Table | None:
+    """What lineage reads of some published parts of a table (paths of `filesystem`, a
+    pyarrow filesystem; None: local files), in the shape `candidates` hands over (None: no
+    parts)."""
+    if not paths:
         return None
-    else:
-        import pyarrow.dataset as pads  # only here: workers and cold builds never need it
+    import pyarrow.dataset as pads  # only here: workers and cold builds never need it
 
-        wanted = {**columns, **(keep.columns() if keep is not None else {})}
-        part = pads.dataset(list(rows), format="parquet", filesystem=filesystem)
-        table = part.to_table(columns={name: _expression(c) for name, c in wanted.items()})
-    mask = where(table)
+    items = table == "items"
+    columns = ITEM_COLUMNS if items else SESSION_COLUMNS
+    where = (
+        pc.field("semantic", "role").isin(_ANSWERING)
+        if items
+        else pc.field("delegated_from").is_valid()
+    )
+    part = pads.dataset(list(paths), format="parquet", filesystem=filesystem)
+    return part.to_table(columns={n: _expression(c) for n, c in columns.items()}, filter=where)
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """Which rows stay: all but those of the `sources` named and those whose `id_column`
+    is in `ids`."""
+
+    sources: pa.Array
+    ids: pa.Array | None = None
+    id_column: str | None = None
+
+    def mask(self, rows: pa.Table) -> pa.ChunkedArray:
+        kept = pc.invert(pc.is_in(rows.column("_source"), value_set=self.sources))
+        if self.id_column is not None and self.ids is not None and len(self.ids):
+            named = pc.is_in(rows.column(self.id_column), value_set=self.ids)
+            kept = pc.and_(kept, pc.invert(named))
+        return kept
+
+
+def _rows(
+    rows: pa.Table | None,
+    where: Callable[[pa.Table], pa.ChunkedArray],
+    keep: Keep | None,
+) -> list[dict[str, Any]]:
+    """The rows (of `read` or `candidates`) for which `where` holds and that `keep` keeps."""
+    if rows is None:
+        return []
+    mask = where(rows)
     if keep is not None:
-        mask = pc.and_(mask, keep.mask(table))
-    return table.filter(mask).select(list(columns))
-
-
-def _pylist(table: pa.Table | None) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = [] if table is None else table.to_pylist()
+        mask = pc.and_(mask, keep.mask(rows))
+    found: list[dict[str, Any]] = rows.filter(mask).to_pylist()
     return found
 
 
@@ -209,15 +201,8 @@ def _role(*roles: str) -> Callable[[pa.Table], pa.ChunkedArray]:
     return lambda table: pc.is_in(table.column("role"), value_set=pa.array(roles))
 
 
-def delegations_in(
-    rows: Rows, filesystem: Any = None, keep: Keep | None = None
-) -> list[Delegation]:
-    """Every delegation of some items (part paths of `filesystem`, a pyarrow filesystem or
-    None for local files, or rows in memory)."""
-    columns = {
-        k: ITEM_COLUMNS[k]
-        for k in ("item_id", "session_id", "occurred_at", "linked", "text", "child", "role")
-    }
+def delegations_in(rows: pa.Table | None, keep: Keep | None = None) -> list[Delegation]:
+    """Every delegation of some items (`read` or `candidates`)."""
     return [
         Delegation(
             r["item_id"],
@@ -227,54 +212,38 @@ def delegations_in(
             _task(r["text"]),
             r["child"],
         )
-        for r in _pylist(_table(rows, columns, _role("agent.delegation"), filesystem, keep))
+        for r in _rows(rows, _role("agent.delegation"), keep)
     ]
 
 
 def read_delegations(paths: Sequence[str], filesystem: Any = None) -> dict[str, list[Delegation]]:
     """Every delegation of the given item parts, by part path."""
-    return {path: delegations_in([path], filesystem) for path in paths}
+    return {path: delegations_in(read("items", [path], filesystem)) for path in paths}
 
 
-def answers_in(rows: Rows, filesystem: Any = None, keep: Keep | None = None) -> list[Answer]:
+def answers_in(rows: pa.Table | None, keep: Keep | None = None) -> list[Answer]:
     """The reports and activity of delegating calls that state no child themselves, in some
-    items: each with the delegation of its call (the output beside it answers the call whose
-    record also supports the delegation)."""
-    columns = {
-        k: c
-        for k, c in ITEM_COLUMNS.items()
-        if k not in ("text", "child", "session_id", "occurred_at")
-    }
-    where = _role(*_ANSWERING)
-    table = _table(rows, columns, where, filesystem, keep)
-    if table is None:
+    items (`read` or `candidates`): each with the delegation of its call (the output beside
+    it answers the call whose record also supports the delegation)."""
+    if rows is None:
         return []
+    if keep is not None:
+        rows = rows.filter(keep.mask(rows))
     # only the rows that can pair up: calls in a delegation's record, their outputs, and the
     # reports and activity in an output's record (every pairing below is within one record)
-    role = table.column("role")
-    delegations = table.filter(pc.equal(role, "agent.delegation"))
+    role = rows.column("role")
+
+    def pick(kinds: list[str], column: str, values: pa.ChunkedArray) -> pa.Table:
+        """The rows of `kinds` whose `column` holds one of `values`."""
+        near = pc.is_in(rows.column(column), value_set=values.combine_chunks())
+        return rows.filter(pc.and_(pc.is_in(role, value_set=pa.array(kinds)), near))
+
+    delegations = rows.filter(pc.equal(role, "agent.delegation"))
     if not delegations.num_rows:
         return []
-    calls = table.filter(
-        pc.and_(
-            pc.equal(role, "agent.tool_call"),
-            pc.is_in(
-                table.column("record"), value_set=delegations.column("record").combine_chunks()
-            ),
-        )
-    )
-    outputs = table.filter(
-        pc.and_(
-            pc.equal(role, "tool.output"),
-            pc.is_in(table.column("call"), value_set=calls.column("item_id").combine_chunks()),
-        )
-    )
-    reports = table.filter(
-        pc.and_(
-            pc.is_in(role, value_set=pa.array(["subagent.report", "subagent.activity"])),
-            pc.is_in(table.column("record"), value_set=outputs.column("record").combine_chunks()),
-        )
-    )
+    calls = pick(["agent.tool_call"], "record", delegations.column("record"))
+    outputs = pick(["tool.output"], "call", calls.column("item_id"))
+    reports = pick(_REPORTS, "record", outputs.column("record"))
     by_role: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for part in (delegations, calls, outputs, reports):
         for row in part.to_pylist():
@@ -290,22 +259,21 @@ def answers_in(rows: Rows, filesystem: Any = None, keep: Keep | None = None) -> 
     answered = {place(r, 1): made.get(r["call"]) for r in by_role["tool.output"]}
     return [
         Answer(r["item_id"], delegation, r["report"] or r["activity"])
-        for role in ("subagent.report", "subagent.activity")
+        for role in _REPORTS
         for r in by_role[role]
         if r["linked"] is None and (delegation := answered.get(place(r, 0))) is not None
     ]
 
 
-def children_in(rows: Rows, filesystem: Any = None, keep: Keep | None = None) -> list[Child]:
-    """Every delegated Session row of some sessions (part paths or rows in memory)."""
-    columns = SESSION_COLUMNS
+def children_in(rows: pa.Table | None, keep: Keep | None = None) -> list[Child]:
+    """Every delegated Session row of some sessions (`read` or `candidates`)."""
 
     def delegated(table: pa.Table) -> pa.ChunkedArray:
         return pc.is_valid(table.column("parent"))
 
     return [
         Child(r["session_id"], r["parent"], r["created_at"], _task(r["task"]))
-        for r in _pylist(_table(rows, columns, delegated, filesystem, keep))
+        for r in _rows(rows, delegated, keep)
         if r["parent"] is not None and r["parent"] != r["session_id"]
     ]
 
@@ -380,7 +348,7 @@ def stale_parts(
         links = {d.item_id: desired.get(d.item_id) for d in delegations}
         stale = any(d.child != links[d.item_id] for d in delegations)
         if any(d.stated is None for d in delegations):
-            for answer in answers_in([path], filesystem):
+            for answer in answers_in(read("items", [path], filesystem)):
                 links[answer.item_id] = links.get(answer.delegation)
                 stale = stale or answer.child != links[answer.item_id]
         if stale:

@@ -239,14 +239,13 @@ class Changes:
         return [d for d in decisions if d.ingest and d.locator not in outside]
 
     def _outside(self, entry: SourceEntry | None) -> bool:
-        """Whether a known source is of a runtime this build does not read (a source in a
-        damaged partition is read again whatever its runtime: `repair_scope`)."""
+        """Whether a known source is of a runtime this build does not read (the scope holds
+        the runtimes of damaged partitions too: `repair_scope`)."""
         return (
             self.scope is not None
             and entry is not None
             and entry.runtime is not None
             and entry.runtime not in self.scope
-            and not self._in_damaged(entry)
         )
 
     def _decide(self, locator: str, listed: tuple[int, int] | None = None) -> Decision:

@@ -291,35 +291,31 @@ class Publication:
             full = self.drop.get(origin, set())
             tail = self.tail_drop.get(origin, {})
             if "items" in old:
-                path = [self._where(old["items"].path)]
-                if lineage.delegations_in(path, fs):
+                rows = lineage.read("items", [self._where(old["items"].path)], fs)
+                if lineage.delegations_in(rows):  # read once, kept rows taken in memory
                     held = True
                     keep = _keep("items", full, tail)
-                    delegations += lineage.delegations_in(path, fs, keep)
-                    answers += lineage.answers_in(path, fs, keep)
+                    delegations += lineage.delegations_in(rows, keep)
+                    answers += lineage.answers_in(rows, keep)
             if "sessions" in old:
-                path = [self._where(old["sessions"].path)]
-                if lineage.children_in(path, fs):
+                rows = lineage.read("sessions", [self._where(old["sessions"].path)], fs)
+                if lineage.children_in(rows):
                     held = True
-                    children += lineage.children_in(path, fs, _keep("sessions", full, tail))
-        skip = pa.array(sorted(self.stage.skip), pa.int64())  # copies publish no rows
+                    children += lineage.children_in(rows, _keep("sessions", full, tail))
+        keep = lineage.Keep(pa.array(sorted(self.stage.skip), pa.int64()))  # copies: no rows
         items = self.stage.candidates("items")
-        if items is not None:
-            keep = lineage.Keep("items", skip)
-            found = lineage.delegations_in(items, keep=keep)
-            if found:
-                delegations += found
-                answers += lineage.answers_in(items, keep=keep)
-        sessions = self.stage.candidates("sessions")
-        if sessions is not None:
-            children += lineage.children_in(sessions, keep=lineage.Keep("sessions", skip))
+        found = lineage.delegations_in(items, keep)
+        if found:
+            delegations += found
+            answers += lineage.answers_in(items, keep)
+        children += lineage.children_in(self.stage.candidates("sessions"), keep)
         if not (held or delegations or children):
             return None
         kept = {self._where(p["items"].path): k for k, p in untouched.items() if "items" in p}
         before = lineage.read_delegations(sorted(kept), fs)
         sessions = [self._where(p["sessions"].path) for p in untouched.values() if "sessions" in p]
-        children += lineage.children_in(sessions, fs)
-        every = delegations + [d for found in before.values() for d in found]
+        children += lineage.children_in(lineage.read("sessions", sessions, fs))
+        every = delegations + [d for part in before.values() for d in part]
         desired = lineage.desired_links(every, children, known)
         return _Lineage(desired, lineage.overrides(desired, answers), before, kept)
 
@@ -357,7 +353,6 @@ def _keep(table: str, full: set[int], tail: dict[str, set[int]]) -> lineage.Keep
     them: all but those of the sources dropped or restated and the ids dropped)."""
     sources = full | (tail.get("sources", set()) if table in RESTATED else set())
     return lineage.Keep(
-        table,
         pa.array(sorted(sources), pa.int64()),
         pa.array(sorted(tail.get(table, ())), pa.int64()),
         ID_COLUMNS.get(table),

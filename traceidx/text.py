@@ -25,7 +25,13 @@ def estimate_tokens(text: str) -> int:
     """ceil(ascii_chars / 4) + non_ascii_chars."""
     if text.isascii():
         return (len(text) + 3) // 4
-    ascii_chars = len(text.encode("ascii", "ignore"))
+    return _estimate(text, text.encode("utf-8", "surrogatepass"))
+
+
+def _estimate(text: str, data: bytes) -> int:
+    """`estimate_tokens` of a text given its UTF-8 form: its ASCII characters are the bytes
+    below 0x80 (every byte of a longer character is above), counted by deleting them."""
+    ascii_chars = len(data) - len(data.translate(None, _ASCII_BYTES))
     return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
 
 
@@ -48,11 +54,7 @@ def text_row(text: str, limit: int = DEFAULT_TEXT_LIMIT) -> dict[str, Any]:
         return {"value": value, "full_bytes": size, "estimated_tokens": (size + 3) // 4}
     data = text.encode("utf-8", "surrogatepass")
     value = text if len(data) <= limit else bound_utf8(data, limit).decode("utf-8", "replace")
-    # ASCII characters are the bytes below 0x80 of the UTF-8 form (every byte of a longer
-    # character is above): counted by deleting them, not by encoding the text again
-    ascii_chars = len(data) - len(data.translate(None, _ASCII_BYTES))
-    tokens = (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
-    return {"value": value, "full_bytes": len(data), "estimated_tokens": tokens}
+    return {"value": value, "full_bytes": len(data), "estimated_tokens": _estimate(text, data)}
 
 
 def text_content(text: str, limit: int = DEFAULT_TEXT_LIMIT) -> TextContent:

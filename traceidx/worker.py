@@ -180,7 +180,7 @@ def process(
         fine = fine_bucket(session_id)
         outcome.files = [(table, rows.of_bucket(fine, source)) for table, rows in files]
         outcome.lineage = list(found)
-        entry.source_id = result.projection.session.source_ids[0]
+        entry.source_id = source
         entry.session_id = session_id
         entry.partition = outcome.partition.key
         entry.records = result.record_count
