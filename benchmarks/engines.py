@@ -48,7 +48,7 @@ import json, resource, sys, time
 from pathlib import Path
 from traceidx.process import configure
 configure()
-from traceidx.build import build
+from traceidx.pipeline import build
 def cpu(who):
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime

@@ -68,7 +68,7 @@ def traces_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dataset built from every trace at hand (every runtime an adapter supports): the
     committed fixtures, and the whole shared corpus when it is present (then without the
     committed copies of its generated traces, which are the same files)."""
-    from traceidx.build import build
+    from traceidx.pipeline import build
 
     roots = [FIXTURES / "handwritten", DATA]
     roots += [CORPUS] if WITH_CORPUS else [FIXTURES / "generated"]

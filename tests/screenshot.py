@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 
 from tests.browser import ensure_chromium, open_page
-from traceidx.build import build
 from traceidx.demo import RUNTIMES, write_demo
 from traceidx.htmlreport import write
+from traceidx.pipeline import build
 from traceidx.query import connect
 from traceidx.reports import params
 

@@ -16,8 +16,8 @@ import pytest
 import traceidx.ingest as ingest_module
 from tests.conftest import WITH_CORPUS, fixture_path
 from tests.mutation import recognised_files, write_variants
-from traceidx.build import build
 from traceidx.dataset import read_manifest
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 
@@ -213,7 +213,7 @@ BUGS = {
 def test_an_adapter_bug_fails_its_source_alone(
     tmp_path: Path, good: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, bug: str
 ) -> None:
-    from traceidx.adapters import _REGISTRY, adapters
+    from traceidx.adapters import _LOADED, adapters
     from traceidx.adapters.claude_code import ClaudeCodeAdapter
 
     odd = _odd_batch(good)
@@ -228,7 +228,7 @@ def test_an_adapter_bug_fails_its_source_alone(
             return super().feed(position, obj)
 
     assert adapters()["claude_code"] is ClaudeCodeAdapter
-    monkeypatch.setitem(_REGISTRY, "claude_code", Buggy)
+    monkeypatch.setitem(_LOADED, "claude_code", Buggy)
     report = build([good.parent], tmp_path / "ds", jobs=jobs)
     assert report.exit_code == 1
     failed = [r for r in report.results if r.state == "failed"]

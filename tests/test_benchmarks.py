@@ -12,8 +12,8 @@ import pytest
 
 from benchmarks.corpora import copy_ids, sample_subset, scaled, size_of
 from tests.conftest import corpus_path
-from traceidx.build import build
 from traceidx.demo import SAMPLE, is_trace, sample_files
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 RUNNER = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"

@@ -20,10 +20,10 @@ import pytest
 import traceidx.ingest as ingest_module
 from traceidx.adapters import adapters
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
-from traceidx.build import build
 from traceidx.dataset import read_manifest
 from traceidx.encode import ID_COLUMNS
 from traceidx.model import TABLES
+from traceidx.pipeline import build
 from traceidx.schema import table_schema
 
 from .conftest import fixture_path
@@ -154,7 +154,7 @@ def test_a_source_rewritten_behind_its_checkpoint_is_re_read(tmp_path: Path) -> 
 
 
 def test_pruning_a_source_collects_its_checkpoint(tmp_path: Path) -> None:
-    from traceidx.build import prune
+    from traceidx.pipeline import prune
 
     trace = tmp_path / "traces" / "t.jsonl"
     trace.parent.mkdir()

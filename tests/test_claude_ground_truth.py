@@ -25,7 +25,7 @@ import pytest
 
 from tests.conftest import generated
 from tests.facts import dict_rows, text_of
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 GENERATED = generated("claude")

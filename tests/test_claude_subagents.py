@@ -24,7 +24,7 @@ import pytest
 
 from tests.conftest import CORPUS, FIXTURES, WITH_CORPUS
 from tests.facts import dict_rows
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 

@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import corpus_path, generated
 from tests.facts import dict_rows
 from traceidx.adapters.codex import CodexAdapter
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.query import connect
 from traceidx.rules import sum_usage
 

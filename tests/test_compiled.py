@@ -36,7 +36,7 @@ import hashlib, json, sys
 from pathlib import Path
 import pyarrow.parquet as pq
 import traceidx
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.dataset import read_manifest
 traces, dataset = Path(sys.argv[1]), Path(sys.argv[2])
 report = build([traces], dataset, jobs=1)

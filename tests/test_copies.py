@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import fixture_path
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 TRACE = max(fixture_path("generated", "codex").rglob("*.jsonl"), key=lambda p: p.stat().st_size)

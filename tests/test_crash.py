@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import fixture_path, traceidx_cli
-from traceidx.build import build
 from traceidx.dataset import read_manifest
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 

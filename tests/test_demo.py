@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from traceidx.build import build
 from traceidx.demo import (
     FIRST_DAY,
     LAST_DAY,
@@ -24,6 +23,7 @@ from traceidx.demo import (
     shift,
     write_demo,
 )
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 NOW = datetime(2027, 3, 15, 4, 30, tzinfo=UTC)  # before the newest event's time of day

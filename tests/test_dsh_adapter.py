@@ -18,7 +18,7 @@ from tests.conftest import corpus_path, fixture_path
 from tests.test_golden import project_files
 from traceidx.adapters.base import Draft
 from traceidx.adapters.dsh import DshAdapter, _seqs
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.query import connect
 from traceidx.sourceio import ZSTD_MAGIC
 

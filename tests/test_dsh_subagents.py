@@ -31,7 +31,7 @@ import pytest
 
 from tests.conftest import CORPUS, DATA, FIXTURES, WITH_CORPUS
 from tests.facts import decoded_records, dict_rows
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.publish import prune
 from traceidx.query import connect
 

@@ -53,9 +53,9 @@ from tests.fuzzing import (
     slots,
     tree,
 )
-from traceidx.build import build
 from traceidx.frame import fingerprint
 from traceidx.ingest import Settings, SourceResult, ingest, split_joined
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 SKIP_REASONS = (

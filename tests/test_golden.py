@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import corpus_path
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from tests.browser import PRINT_WIDTH, Opened, ensure_chromium, open_page, variance
 from tests.conftest import WITH_CORPUS, traceidx_cli
-from traceidx.build import build
 from traceidx.demo import RUNTIMES, write_demo
 from traceidx.htmlreport import SECTIONS
+from traceidx.pipeline import build
 
 #: the charts the demo's report draws (every section has data there)
 DEMO_CHARTS = {

@@ -11,9 +11,9 @@ import pytest
 
 from tests.conftest import fixture_path
 from tests.test_sync import _facts, _main_transcripts
-from traceidx.build import build
 from traceidx.dataset import Partition, read_manifest
 from traceidx.manifest import LEGACY_BUCKETS
+from traceidx.pipeline import build
 
 SESSIONS = ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon")
 

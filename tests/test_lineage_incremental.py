@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import DATA, FIXTURES
 from traceidx import publish
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 #: trace folders with delegations, matched and stated (each copied under its own name)

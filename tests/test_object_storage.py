@@ -25,8 +25,8 @@ pytest.importorskip("boto3", reason="the s3 extra (boto3) is not installed")
 
 import pyarrow.fs as pafs
 
-from traceidx.build import build
 from traceidx.errors import GenerationTaken
+from traceidx.pipeline import build
 from traceidx.query import connect
 from traceidx.remote import RemoteDataset
 

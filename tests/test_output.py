@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import traceidx_cli
-from traceidx.build import build
 from traceidx.demo import write_demo
 from traceidx.output import DEFAULT_WIDTH, print_rows, readable
+from traceidx.pipeline import build
 from traceidx.query import connect
 from traceidx.reports import REPORTS, params, report_detail, run_report
 

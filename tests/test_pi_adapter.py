@@ -14,7 +14,8 @@ import pytest
 from tests.conftest import corpus_path
 from traceidx.adapters import detect
 from traceidx.adapters.base import Draft, DraftItem
-from traceidx.adapters.pi import PiAdapter, parent_native_id
+from traceidx.adapters.pi import PiAdapter
+from traceidx.adapters.pi.wire import parent_native_id
 from traceidx.ingest import Settings, ingest
 
 HEADER = {

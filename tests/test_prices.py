@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import traceidx_cli
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 PRICING = Path(__file__).parent / "pricing"

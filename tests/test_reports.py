@@ -22,8 +22,8 @@ import pytest
 
 import traceidx
 from tests.conftest import generated
-from traceidx.build import build
 from traceidx.demo import RUNTIMES, write_demo
+from traceidx.pipeline import build
 from traceidx.query import connect
 from traceidx.reports import REPORTS, params, run_report
 

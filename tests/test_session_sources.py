@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from traceidx.build import build
 from traceidx.ids import source_id
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 SESSION = "0b7e6f10-5c2d-4e8a-9f31-7a2c4d6e8f90"

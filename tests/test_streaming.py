@@ -17,10 +17,10 @@ import pytest
 
 import traceidx.ingest as ingest_module
 import traceidx.worker as worker_module
-from traceidx.build import build
 from traceidx.dataset import read_manifest
 from traceidx.encode import ID_COLUMNS
 from traceidx.model import TABLES
+from traceidx.pipeline import build
 
 from .conftest import FIXTURES, WITH_CORPUS, corpus_path
 

@@ -27,7 +27,7 @@ import pytest
 
 from tests.conftest import CORPUS, WITH_CORPUS, traceidx_cli
 from tests.facts import decoded_records, dict_rows
-from traceidx.build import build
+from traceidx.pipeline import build
 from traceidx.query import connect
 
 pytestmark = pytest.mark.skipif(not WITH_CORPUS, reason="the shared corpus is not available")

@@ -14,18 +14,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import traceidx.build
 import traceidx.ingest
+import traceidx.pipeline
 import traceidx.plan
 import traceidx.records
 import traceidx.staging
 import traceidx.worker
 from tests.conftest import fixture_path, patches_module_functions
 from traceidx.adapters import adapters
-from traceidx.build import build, prune
 from traceidx.dataset import read_manifest
 from traceidx.frame import LEGACY_ALGORITHM, Framer, fingerprint
 from traceidx.ingest import Settings
+from traceidx.pipeline import build, prune
 from traceidx.query import connect
 from traceidx.sourceio import read_range
 from traceidx.sync import Decision

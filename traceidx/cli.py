@@ -53,8 +53,8 @@ def _err(message: str) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from traceidx.build import build
     from traceidx.ingest import Settings
+    from traceidx.pipeline import build
 
     runtimes = frozenset(args.runtime) if args.runtime else None
     paths = [_location(p) for p in args.paths] if args.paths else None
@@ -245,7 +245,7 @@ def _write_html(con: Any, p: Any, output: Path | None) -> int:
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from traceidx.build import prune
+    from traceidx.pipeline import prune
 
     report = prune(args.dataset, dry_run=args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
@@ -400,9 +400,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from traceidx.build import build
     from traceidx.demo import write_demo
     from traceidx.htmlreport import write as write_html
+    from traceidx.pipeline import build
     from traceidx.query import connect
     from traceidx.reports import params, report_detail, run_report
 

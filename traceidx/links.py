@@ -9,7 +9,7 @@ unresolved link reads as absent and the native reference stays in the Record.
 Resolving when a part is written (rather than in the ``items`` view) keeps ``items`` a plain
 scan of Parquet, so filters on ``semantic`` push down into the files. Links stay right when
 only one side changes because a build rewrites every part holding an item whose linked
-Session appeared or disappeared in that build (see traceidx.build).
+Session appeared or disappeared in that build (see traceidx.pipeline).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A library does not change its caller's process; a command owns its process, so
 `traceidx.cli.main` calls `configure` first:
 
 * ``ARROW_DEFAULT_MEMORY_POOL=jemalloc`` (Linux, where pyarrow ships jemalloc): a build sets
-  Arrow's Python-side allocator to jemalloc (`traceidx.build.tuned`), but Arrow's C++ code
+  Arrow's Python-side allocator to jemalloc (`traceidx.pipeline.tuned`), but Arrow's C++ code
   (Parquet's page and compression buffers among it) allocates from the C++ default, which
   only this variable, read when Arrow loads, can choose. With mimalloc there, publication
   zeroed freshly faulted pages again and again: a cold build of the generated 1 GB corpus

@@ -1,16 +1,13 @@
-"""What each runtime declares beside its records: where its traces live by default.
+"""The runtime registry: one literal table of every runtime, its adapter and its trace homes.
 
-Runtime knowledge lives in the runtime's adapter (`traceidx.adapters`): an adapter declares
-its trace homes (`Adapter.homes`) and the adapter registry enters them here when it registers
-the adapter. This module imports no stage of the pipeline, so discovery, the first stage,
-reads what the adapters declared without importing them: `declared` only asks the registry,
-by name, to load its adapters (they are plugins, found by listing their package), the one
-place the runtime list comes from.
+Adding a runtime is one adapter package under `traceidx.adapters` and one line in `RUNTIMES`.
+This module imports no stage of the pipeline and no adapter: discovery, the first stage, and
+the command line read the table as it stands; `traceidx.adapters` imports an adapter's module
+by the name given here, on first use.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,20 +32,45 @@ class TraceHome:
         return [home / folder for folder in self.folders]
 
 
-_DECLARED: dict[str, tuple[TraceHome, ...]] = {}
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """A registered runtime: the module and class of its adapter, its trace homes."""
+
+    module: str
+    adapter: str
+    homes: tuple[TraceHome, ...]
 
 
-def declare(runtime: str, homes: tuple[TraceHome, ...]) -> None:
-    """Enter a registered runtime and its trace homes (called by the adapter registry)."""
-    _DECLARED[runtime] = homes
+#: every runtime traceidx reads, by the name published in the `runtime` columns
+RUNTIMES: dict[str, Runtime] = {
+    "claude_code": Runtime(
+        "traceidx.adapters.claude_code.adapter",
+        "ClaudeCodeAdapter",
+        (TraceHome("CLAUDE_CONFIG_DIR", ".claude", ("projects",)),),
+    ),
+    "codex": Runtime(
+        "traceidx.adapters.codex.adapter",
+        "CodexAdapter",
+        (TraceHome("CODEX_HOME", ".codex", ("sessions", "archived_sessions")),),
+    ),
+    "dsh": Runtime(
+        "traceidx.adapters.dsh.adapter",
+        "DshAdapter",
+        (TraceHome("DSH_HOME", ".dsh", ("sessions",)),),
+    ),
+    "pi": Runtime(
+        "traceidx.adapters.pi.adapter",
+        "PiAdapter",
+        (TraceHome("PI_CODING_AGENT_DIR", ".pi/agent", ("sessions",)),),
+    ),
+}
 
 
 def declared() -> dict[str, tuple[TraceHome, ...]]:
     """Every registered runtime's trace homes, by runtime name (sorted)."""
-    importlib.import_module("traceidx.adapters").adapters()  # registers them all, once
-    return {name: _DECLARED[name] for name in sorted(_DECLARED)}
+    return {name: RUNTIMES[name].homes for name in sorted(RUNTIMES)}
 
 
 def names() -> list[str]:
     """The registered runtimes' names, sorted."""
-    return list(declared())
+    return sorted(RUNTIMES)

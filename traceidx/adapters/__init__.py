@@ -1,52 +1,47 @@
-"""The adapter registry: each runtime module registers itself; none is listed here.
+"""Adapters: one package per runtime, each turning its decoded records into draft facts.
 
-Registering an adapter also declares its runtime's trace homes (`traceidx.runtimes`), which
-is where discovery and the command line take the runtime list from.
+The runtimes and the module of each adapter are listed once, in `traceidx.runtimes.RUNTIMES`;
+this package imports an adapter's module on first use. Every adapter package has the same
+layout: `adapter` (the adapter class, which dispatches each record), `wire` (the native record
+shapes and the members decoded), `state` (session, loops, responses and usage), `tools` (tool
+calls and outputs), `usage` (the runtime's usage units to the contract's) where it needs one.
+Adapters import `base`, `values` and the per-line core (rules, timestamps); never a later
+stage, files or storage.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from typing import Any
 
-from traceidx import runtimes
 from traceidx.adapters.base import Adapter
+from traceidx.runtimes import RUNTIMES
 
-_REGISTRY: dict[str, type[Adapter]] = {}
-_LOADED = False
-#: modules of this package that are not adapters
-_HELPERS = frozenset({"base", "values"})
+_LOADED: dict[str, type[Adapter]] = {}
 
 
-def register(cls: type[Adapter]) -> type[Adapter]:
-    """Class decorator: make an adapter known under its runtime name."""
-    if cls.runtime in _REGISTRY:
-        raise RuntimeError(f"two adapters claim runtime {cls.runtime!r}")
-    _REGISTRY[cls.runtime] = cls
-    runtimes.declare(cls.runtime, cls.homes)
+def adapter(runtime: str) -> type[Adapter]:
+    """The adapter class of a registered runtime (its module imported on first use)."""
+    cls = _LOADED.get(runtime)
+    if cls is None:
+        entry = RUNTIMES[runtime]
+        cls = getattr(importlib.import_module(entry.module), entry.adapter)
+        if not (isinstance(cls, type) and issubclass(cls, Adapter)) or cls.runtime != runtime:
+            raise RuntimeError(f"{entry.module}.{entry.adapter} is not the {runtime} adapter")
+        _LOADED[runtime] = cls
     return cls
 
 
-def _load() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    for info in pkgutil.iter_modules(__path__):
-        if info.name not in _HELPERS:
-            importlib.import_module(f"{__name__}.{info.name}")
-    _LOADED = True
-
-
 def adapters() -> dict[str, type[Adapter]]:
-    """All registered adapters by runtime name."""
-    _load()
-    return dict(_REGISTRY)
+    """Every registered adapter by runtime name, sorted."""
+    return {name: adapter(name) for name in sorted(RUNTIMES)}
 
 
 def detect(head: list[Any], only: set[str] | None = None) -> type[Adapter] | None:
     """The adapter whose structure the leading decoded records have, if any."""
-    for name, cls in sorted(adapters().items()):
-        if (only is None or name in only) and cls.claims(head):
-            return cls
+    for name in sorted(RUNTIMES):
+        if only is None or name in only:
+            cls = adapter(name)
+            if cls.claims(head):
+                return cls
     return None

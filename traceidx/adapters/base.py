@@ -16,7 +16,6 @@ from mypy_extensions import mypyc_attr
 
 from traceidx.plain import Plain
 from traceidx.rules import UsageSample
-from traceidx.runtimes import TraceHome
 
 #: `TypedDict` through a name mypy lets take members built at run time
 _TYPED_DICT: Any = TypedDict
@@ -144,7 +143,7 @@ class RecordFacts(Plain):
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Adapter:
-    """Base class of the per-runtime adapters; subclasses register with `register`.
+    """Base class of the per-runtime adapters (registered in `traceidx.runtimes.RUNTIMES`).
 
     Subclasses keep `position` / `time` (the record being fed and the runtime time written on
     it) and `items` (the items drafted so far) current; `emit` drafts one item from them.
@@ -153,8 +152,6 @@ class Adapter:
     runtime: ClassVar[str]
     #: bumped whenever the adapter projects a trace otherwise (a build re-projects then)
     version: ClassVar[int] = 1
-    #: where the runtime keeps its traces by default (see `traceidx.runtimes`)
-    homes: ClassVar[tuple[TraceHome, ...]] = ()
     #: how many leading records `claims` may inspect
     detect_window: ClassVar[int] = 32
     #: what a record is decoded to once the runtime is known (`members`: only the members the

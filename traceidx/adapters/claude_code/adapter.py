@@ -6,7 +6,6 @@ from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
-from traceidx.adapters import register
 from traceidx.adapters.base import DraftLoop, RecordFacts
 from traceidx.adapters.claude_code.messages import (
     ATTACHMENTS,
@@ -28,7 +27,6 @@ from traceidx.adapters.claude_code.wire import (
 )
 from traceidx.adapters.values import reasoning_value
 from traceidx.rules import type_tag
-from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
 
 _TOOL_USE_BLOCKS: Final = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
@@ -41,7 +39,6 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
     runtime = "claude_code"
 
     version = 2
-    homes = (TraceHome("CLAUDE_CONFIG_DIR", ".claude", ("projects",)),)
     record_type = RECORD
 
     @classmethod
@@ -282,6 +279,3 @@ _HANDLERS: Final = {
     "started": ClaudeCodeAdapter._control,
     "result": ClaudeCodeAdapter._control,
 }
-
-
-register(ClaudeCodeAdapter)  # not a decorator: mypyc makes decorated classes Python classes

@@ -6,7 +6,6 @@ from typing import Any
 
 from mypy_extensions import mypyc_attr
 
-from traceidx.adapters import register
 from traceidx.adapters.base import RecordFacts
 from traceidx.adapters.codex.tools import CodexTools
 from traceidx.adapters.codex.usage import total_key, usage_growth, usage_of
@@ -20,7 +19,6 @@ from traceidx.adapters.codex.wire import (
 )
 from traceidx.adapters.values import int_or_none, str_or_none
 from traceidx.rules import type_tag
-from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
 
 
@@ -31,7 +29,6 @@ class CodexAdapter(CodexTools):
     runtime = "codex"
 
     version = 2
-    homes = (TraceHome("CODEX_HOME", ".codex", ("sessions", "archived_sessions")),)
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
@@ -210,6 +207,3 @@ class CodexAdapter(CodexTools):
         value = {"summary": summary or None}
         item = self._emit("runtime.compaction_summary", "structural", value, self._current())
         self.last_compaction = item
-
-
-register(CodexAdapter)  # not a decorator: mypyc makes decorated classes Python classes

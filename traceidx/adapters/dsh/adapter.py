@@ -6,7 +6,6 @@ from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
-from traceidx.adapters import register
 from traceidx.adapters.base import DraftItem, RecordFacts
 from traceidx.adapters.dsh.state import LastMessage
 from traceidx.adapters.dsh.tools import DshTools
@@ -25,7 +24,6 @@ from traceidx.adapters.dsh.wire import (
 )
 from traceidx.adapters.values import dict_or_empty, dicts_in, nonempty_str, reasoning_value
 from traceidx.rules import type_tag
-from traceidx.runtimes import TraceHome
 
 _SOURCES: Final[dict[str, tuple[str, str | None]]] = {
     "runtime-context": ("runtime.context", "environment"),
@@ -55,7 +53,6 @@ class DshAdapter(DshTools):
     runtime = "dsh"
 
     version = 2
-    homes = (TraceHome("DSH_HOME", ".dsh", ("sessions",)),)
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
@@ -297,6 +294,3 @@ _HANDLERS: Final = {
     **dict.fromkeys(DISPATCH_START, DshAdapter._dispatch_start),
     **dict.fromkeys(DISPATCH_END, DshAdapter._dispatch_end),
 }
-
-
-register(DshAdapter)  # not a decorator: mypyc makes decorated classes Python classes

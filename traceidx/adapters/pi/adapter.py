@@ -5,13 +5,11 @@ The format, the versions checked against and the evidence rules: ``docs/runtimes
 
 from __future__ import annotations
 
-import re
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 from mypy_extensions import mypyc_attr
 
-from traceidx.adapters import register
 from traceidx.adapters.base import (
     Adapter,
     Draft,
@@ -20,101 +18,32 @@ from traceidx.adapters.base import (
     DraftSession,
     RecordFacts,
 )
-from traceidx.adapters.values import declared_command, dict_or_empty, refined, str_or_none
+from traceidx.adapters.pi.wire import (
+    CUSTOM_ROLES,
+    EXIT_LINE,
+    FINAL_STOPS,
+    IDLE,
+    MODEL,
+    RECORD_ONLY,
+    RETRY,
+    SHELL_TOOLS,
+    SKILL_CLOSE,
+    SKILL_OPEN,
+    STOPPED,
+    SUBAGENT_ENDED,
+    SUBAGENT_NOTIFY,
+    SUMMARY_ROLES,
+    TOOLS,
+    block_reasoning,
+    block_text,
+    is_header,
+    native_type,
+    parent_native_id,
+    session_file_id,
+)
+from traceidx.adapters.values import declared_command, dict_or_empty, str_or_none
 from traceidx.rules import exit_code_from_header, message_text, type_tag, usage_sample
-from traceidx.runtimes import TraceHome
 from traceidx.timestamps import rfc3339_ms
-
-_SHELL_TOOLS: Final = frozenset({"bash"})
-#: the fixed last line Pi's bash tool appends for a non-zero exit, anchored at the text's end
-_EXIT_LINE: Final = re.compile(r"Command exited with code (-?\d+)\Z")
-_SKILL_OPEN: Final = '<skill name="'
-_SKILL_CLOSE: Final = "</skill>"
-_RECORD_ONLY: Final = frozenset({"custom", "label", "session_info"})
-_CUSTOM_ROLES: Final = frozenset({"custom", "hookMessage"})
-#: the ``customType`` of the pi-subagents extension's completion notices (``details.status``:
-#: completed / failed end the child's run; blocked / paused report it still open)
-_SUBAGENT_NOTIFY: Final = "subagent-notify"
-_SUBAGENT_ENDED: Final = frozenset({"completed", "failed"})
-#: a Pi session file's name ends with its session id
-_SESSION_FILE: Final = re.compile(
-    r"_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl\Z"
-)
-
-
-def _session_file_id(details: dict[str, Any]) -> str | None:
-    """The child Session a notice names: its session file's id (not a share URL)."""
-    value = details.get("sessionValue")
-    if details.get("sessionLabel") != "session file" or not isinstance(value, str):
-        return None
-    found = _SESSION_FILE.search(value)
-    return found.group(1) if found else None
-
-
-_SUMMARY_ROLES: Final = frozenset({"compactionSummary", "branchSummary"})
-_FINAL_STOPS: Final = frozenset({"stop", "length"})
-
-# Run phases of the current chain.
-_IDLE: Final = "idle"  # no run in progress
-_STOPPED: Final = (
-    "stopped"  # generation ended (stop/length); the run ends unless queued input follows
-)
-_MODEL: Final = "model"  # a run awaits its next model response
-_TOOLS: Final = "tools"  # a run awaits the results of tool calls
-_RETRY: Final = "retry"  # a run stopped on an error; Pi may retry it
-
-
-def _is_header(obj: dict[str, Any]) -> bool:
-    """Pi's ``session`` header; dsh's header has the same ``type`` but an epoch ``createdAt``."""
-    if not isinstance(obj.get("id"), str) or "createdAt" in obj or "message" in obj:
-        return False
-    if "type" in obj:
-        return bool(obj["type"] == "session")
-    return isinstance(obj.get("cwd"), str) and rfc3339_ms(obj.get("timestamp")) is not None
-
-
-def parent_native_id(path: object) -> str | None:
-    """The native id of the session stored at a Pi session file path (see Session in
-    ``docs/runtimes/pi.md``)."""
-    if not isinstance(path, str) or not path:
-        return None
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    stem = name.removesuffix(".jsonl")
-    _, sep, native = stem.partition("_")
-    return native if sep and native else None
-
-
-def _text(block: dict[str, Any]) -> str | None:
-    """A text block's text, if it is a non-empty string."""
-    text = block.get("text")
-    return text if isinstance(text, str) and text else None
-
-
-def _reasoning(block: dict[str, Any]) -> dict[str, Any]:
-    text = block.get("thinking")
-    if block.get("redacted") is True or not isinstance(text, str) or not text.strip():
-        return {"representation": "unavailable"}
-    signature = block.get("thinkingSignature")
-    if isinstance(signature, str) and signature.startswith("{"):
-        try:
-            sig = msgspec.json.decode(signature)
-        except msgspec.DecodeError:
-            sig = None
-        if isinstance(sig, dict) and sig.get("type") == "reasoning" and sig.get("summary"):
-            return {"representation": "summary", "text": text}
-    return {"representation": "full", "text": text}
-
-
-def _native_type(obj: dict[str, Any]) -> str | None:
-    kind = obj.get("type", "session" if _is_header(obj) else None)
-    if not isinstance(kind, str):
-        return None
-    refinement: object = None
-    if kind == "message" and isinstance(obj.get("message"), dict):
-        refinement = obj["message"].get("role")
-    elif kind in ("custom", "custom_message"):
-        refinement = obj.get("customType")
-    return refined(kind, refinement)
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
@@ -124,12 +53,11 @@ class PiAdapter(Adapter):
     runtime = "pi"
 
     version = 2
-    homes = (TraceHome("PI_CODING_AGENT_DIR", ".pi/agent", ("sessions",)),)
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
         first = next((o for o in head if isinstance(o, dict)), None)
-        return first is not None and _is_header(first) and "createdAt" not in first
+        return first is not None and is_header(first) and "createdAt" not in first
 
     def __init__(self) -> None:
         self.session: DraftSession | None = None
@@ -142,7 +70,7 @@ class PiAdapter(Adapter):
         self.last_key: str | None = None
         self.entries = 0
         self.loop: DraftLoop | None = None  # the most recently opened Loop
-        self.phase = _IDLE
+        self.phase = IDLE
         self.waiting: set[str] = set()  # tool call ids still without a result
         self.trigger: DraftItem | None = None  # extension message written while idle
         self.final: DraftItem | None = None  # the final answer of the current Loop, if any
@@ -159,15 +87,15 @@ class PiAdapter(Adapter):
             return RecordFacts(None, None)
         self.time = rfc3339_ms(obj.get("timestamp"))
         if self.session is None:
-            if _is_header(obj):
+            if is_header(obj):
                 self._header(obj)
             else:
                 self.count_unknown("<entry before the session header>")
-        elif _is_header(obj):
+        elif is_header(obj):
             self.count_unknown("session (second header)")
         else:
             self._entry(obj)
-        return RecordFacts(self.time, _native_type(obj))
+        return RecordFacts(self.time, native_type(obj))
 
     def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:
         """Every Loop but the last, and the items before the first one still open to change.
@@ -195,7 +123,7 @@ class PiAdapter(Adapter):
         # longer the current Loop's final answer, or re-homing limbo outside a retry, is a no-op
         if not self._final_open():
             self.final = None
-        if self.phase != _RETRY:
+        if self.phase != RETRY:
             self.limbo = []
         return loops, items
 
@@ -209,7 +137,7 @@ class PiAdapter(Adapter):
         held: list[DraftItem] = []
         if self.trigger is not None:
             held.append(self.trigger)
-        if self.phase == _RETRY:
+        if self.phase == RETRY:
             held += self.limbo[:1]
         if self.final is not None and self._final_open():
             held.append(self.final)
@@ -269,12 +197,12 @@ class PiAdapter(Adapter):
             name = obj.get("name")
             if isinstance(name, str) and name.strip() and self.session is not None:
                 self.session.name = name.strip()
-        elif kind not in _RECORD_ONLY:
+        elif kind not in RECORD_ONLY:
             self.count_unknown(str(kind))
 
     def _branch(self) -> None:
         """The leaf moved: Pi was idle, so nothing written next continues a running Loop."""
-        self.phase = _IDLE
+        self.phase = IDLE
         self.waiting = set()
         self.trigger = None
         self.limbo = []
@@ -289,9 +217,9 @@ class PiAdapter(Adapter):
             self._tool_result(message)
         elif role == "bashExecution":
             self._bash_execution(message)
-        elif role in _CUSTOM_ROLES:
+        elif role in CUSTOM_ROLES:
             self._custom(message)
-        elif role in _SUMMARY_ROLES:
+        elif role in SUMMARY_ROLES:
             summary = message.get("summary")
             value = {"summary": summary if isinstance(summary, str) and summary else None}
             self._runtime_item("runtime.compaction_summary", value)
@@ -315,7 +243,7 @@ class PiAdapter(Adapter):
 
     def _running(self, during_tools: bool = True) -> DraftLoop | None:
         """The Loop a runtime fact written now belongs to, if a run is in progress."""
-        phases = (_MODEL, _TOOLS) if during_tools else (_MODEL,)
+        phases = (MODEL, TOOLS) if during_tools else (MODEL,)
         return self.loop if self.phase in phases else None
 
     def _runtime_item(
@@ -327,7 +255,7 @@ class PiAdapter(Adapter):
     ) -> DraftItem:
         loop = self._running(during_tools)
         item = self.emit(role, "structural", value, loop, session_ref=session_ref)
-        if self.phase == _RETRY:
+        if self.phase == RETRY:
             self.limbo.append(item)
         return item
 
@@ -336,16 +264,16 @@ class PiAdapter(Adapter):
     def _user(self, message: dict[str, Any]) -> None:
         text, images = message_text(message.get("content"))
         loop = self.loop
-        steering = loop is not None and self.phase == _MODEL
+        steering = loop is not None and self.phase == MODEL
         if not steering:
             opened = self._open_loop(self.position)
             if opened is None:  # a second prompt on the line that opened this Loop
                 steering = True
             else:
                 loop = opened
-        self.phase, self.waiting, self.trigger = _MODEL, set(), None
-        if text.startswith(_SKILL_OPEN) and _SKILL_CLOSE in text:
-            cut = text.rindex(_SKILL_CLOSE) + len(_SKILL_CLOSE)
+        self.phase, self.waiting, self.trigger = MODEL, set(), None
+        if text.startswith(SKILL_OPEN) and SKILL_CLOSE in text:
+            cut = text.rindex(SKILL_CLOSE) + len(SKILL_CLOSE)
             skill = {"text": text[:cut], "category": "skill"}
             self.emit("runtime.instructions", "heuristic", skill, loop)
             text = text[cut:].strip()
@@ -384,8 +312,8 @@ class PiAdapter(Adapter):
             blocks = [{"type": "text", "text": content}]
         stop = type_tag(message.get("stopReason"))
         calls = [b for b in blocks if b.get("type") == "toolCall"]
-        ends_generation = stop in _FINAL_STOPS and not calls
-        texts = [i for i, b in enumerate(blocks) if b.get("type") == "text" and _text(b)]
+        ends_generation = stop in FINAL_STOPS and not calls
+        texts = [i for i, b in enumerate(blocks) if b.get("type") == "text" and block_text(b)]
         final = texts[-1] if ends_generation and texts else None
         for index, block in enumerate(blocks):
             kind = type_tag(block.get("type"))
@@ -396,37 +324,37 @@ class PiAdapter(Adapter):
                 else:
                     self.emit("agent.commentary", "structural", value, loop)
             elif kind == "thinking":
-                self.emit("agent.reasoning", "structural", _reasoning(block), loop)
+                self.emit("agent.reasoning", "structural", block_reasoning(block), loop)
             elif kind == "toolCall":
                 self._tool_call(block, loop)
         self.trigger = None
         if stop == "aborted":
             loop.end, loop.outcome = self.position, "interrupted"
-            self.phase = _IDLE
+            self.phase = IDLE
         elif stop == "error":
             loop.end, loop.outcome = self.position, "failed"
-            self.phase, self.limbo = _RETRY, []
+            self.phase, self.limbo = RETRY, []
             reason = str_or_none(message.get("errorMessage"))
             if reason:  # the failure's reason; it joins a retried Loop like the rest of limbo
                 notice = {"text": reason, "has_images": False}
                 self.limbo.append(self.emit("runtime.notice", "structural", notice, loop))
         elif calls:
-            self.phase = _TOOLS
+            self.phase = TOOLS
             self.waiting = {str(b.get("id")) for b in calls}
         else:
-            self.phase = _STOPPED if stop in _FINAL_STOPS else _IDLE
+            self.phase = STOPPED if stop in FINAL_STOPS else IDLE
 
     def _assistant_loop(self) -> DraftLoop:
         """The Loop an assistant message belongs to, opening one for a run without a prompt."""
         loop = self.loop
-        if loop is not None and self.phase in (_MODEL, _TOOLS):
+        if loop is not None and self.phase in (MODEL, TOOLS):
             return loop
-        if loop is not None and self.phase == _STOPPED and self.trigger is None:
+        if loop is not None and self.phase == STOPPED and self.trigger is None:
             final = self.final  # the run went on: the earlier answer was intermediate
             if final is not None and final.loop is loop:
                 final.role, final.strength = "agent.commentary", "structural"
             return loop
-        if loop is not None and self.phase == _RETRY:  # Pi retried the failed request
+        if loop is not None and self.phase == RETRY:  # Pi retried the failed request
             loop.end, loop.outcome = None, None
             for item in self.limbo:
                 item.loop = loop
@@ -448,7 +376,7 @@ class PiAdapter(Adapter):
         value: dict[str, Any] = {"tool_name": name}
         if args is not None:
             value["arguments"] = msgspec.json.encode(args).decode()
-        shell = declared_command(name, args, _SHELL_TOOLS)
+        shell = declared_command(name, args, SHELL_TOOLS)
         self.emit(
             "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
         )
@@ -466,7 +394,7 @@ class PiAdapter(Adapter):
         if isinstance(message.get("isError"), bool):
             value["failed"] = message["isError"]
         if message.get("toolName") == "bash" and text:
-            code = exit_code_from_header(text[text.rfind("\n") + 1 :], _EXIT_LINE)
+            code = exit_code_from_header(text[text.rfind("\n") + 1 :], EXIT_LINE)
             if code is not None:
                 value["exit_code"] = code
                 value["failed"] = bool(value.get("failed")) or code != 0
@@ -477,8 +405,8 @@ class PiAdapter(Adapter):
         self.emit("tool.output", "structural", value, loop, output_of=ref)
         if ref is not None:
             self.waiting.discard(ref)
-        if self.phase == _TOOLS and not self.waiting:
-            self.phase = _MODEL
+        if self.phase == TOOLS and not self.waiting:
+            self.phase = MODEL
 
     def _bash_execution(self, message: dict[str, Any]) -> None:
         command = message.get("command")
@@ -500,15 +428,12 @@ class PiAdapter(Adapter):
     def _custom(self, obj: dict[str, Any]) -> None:
         text, images = message_text(obj.get("content"))
         value: dict[str, Any] = {"text": text or None, "has_images": images}
-        if obj.get("customType") == _SUBAGENT_NOTIFY:  # a background subagent's completion
+        if obj.get("customType") == SUBAGENT_NOTIFY:  # a background subagent's completion
             details = dict_or_empty(obj.get("details"))
-            over = details.get("status") in _SUBAGENT_ENDED
+            over = details.get("status") in SUBAGENT_ENDED
             role = "subagent.report" if over else "subagent.activity"
-            item = self._runtime_item(role, value, session_ref=_session_file_id(details))
+            item = self._runtime_item(role, value, session_ref=session_file_id(details))
         else:
             item = self._runtime_item("runtime.context", value)
-        if self.phase in (_IDLE, _STOPPED):
+        if self.phase in (IDLE, STOPPED):
             self.trigger = item  # a triggered turn would open its Loop here
-
-
-register(PiAdapter)  # not a decorator: mypyc makes decorated classes Python classes
