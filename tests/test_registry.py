@@ -86,8 +86,12 @@ def test_every_registered_runtime_has_its_adapter_package() -> None:
 def test_each_fixture_is_claimed_by_its_own_runtime_only() -> None:
     from tests.facts import decoded_records
 
-    for runtime, folder in {"codex": "codex", "pi": "pi"}.items():
-        for path in sorted(fixture_path("generated", folder).glob("*.jsonl")):
+    folders = {"codex": ("codex", "*.jsonl"), "pi": ("pi", "*.jsonl")}
+    folders["copilot"] = ("copilot", "*/session-state/*/events.jsonl")
+    for runtime, (folder, pattern) in folders.items():
+        paths = sorted(fixture_path("generated", folder).glob(pattern))
+        assert paths, runtime
+        for path in paths:
             head = [o for _, objs in decoded_records(path)[:32] for o in objs]
             claimed = [name for name in names() if adapter(name).claims(head)]
             assert claimed == [runtime], (path.name, claimed)
