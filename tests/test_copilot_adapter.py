@@ -392,3 +392,65 @@ def test_the_home_s_session_logs_are_found_and_its_derived_files_skipped(
         assert all(r.state == "skipped" and r.reason for r in others), others
         assert "failed" not in {r.state for r in report.results}
     assert sorted(r.locator for r in others) == sorted(str(p) for p in named)
+
+
+# -- inputs while a run goes on (shapes of the published schema; the corpus has none) ----------
+
+
+def _interactive(delivery: str, at: int) -> tuple[list[dict[str, Any]], int]:
+    """The error_stream session as one interactive process (no shutdown and resume between
+    its runs), its second prompt delivered as `delivery` and moved to position `at` of the
+    first run; the prompt's new position."""
+    lines = records(ERROR_STREAM)
+    second = positions(lines, "user.message")[1]
+    prompt = lines[second]
+    prompt["data"]["delivery"] = delivery
+    rest = [
+        o
+        for i, o in enumerate(lines)
+        if i != second and o["type"] not in ("session.shutdown", "session.resume")
+    ]
+    rest.insert(at, prompt)
+    return rest, at
+
+
+def test_a_queued_prompt_opens_its_loop_when_its_run_starts() -> None:
+    for at in (6, 12):  # written while the first run goes on, or right after its answer
+        lines, queued = _interactive("queued", at)
+        draft = draft_of(lines)
+        first, second = draft.loops
+        run = lines[queued]["data"]["interactionId"]
+        begins = next(
+            i
+            for i in positions(lines, "assistant.turn_start")
+            if lines[i]["data"]["interactionId"] == run
+        )
+        assert (second.start, second.native_id) == (queued, run)
+        assert (first.end, first.outcome) == (begins, None)
+        (request,) = of_loop(draft, second, "human.request")
+        assert (
+            request.records == [queued]
+            and request.value["text"] == lines[queued]["data"]["content"]
+        )
+        # the first run keeps all of its own work and its answer
+        assert [i.role for i in of_loop(draft, first)][-1] == "agent.final_answer"
+        assert len(first.usage) == 2 and second.outcome == "failed"
+
+
+def test_a_steering_prompt_joins_the_running_loop() -> None:
+    lines, steered = _interactive("steering", 6)
+    draft = draft_of(lines)
+    (loop,) = [x for x in draft.loops if x.start < steered]
+    (steering,) = [i for i in draft.items if i.role == "human.steering"]
+    assert steering.loop is loop and steering.records == [steered]
+    # the runtime's turns of the steered interaction stay in that Loop
+    assert len(draft.loops) == 1 and loop.outcome == "failed"
+
+
+def test_a_background_subagent_s_start_is_activity_not_its_report() -> None:
+    lines = records(SUBAGENT)
+    for i in positions(lines, "subagent.started", None)[:1]:
+        lines[i]["data"]["executionMode"] = "background"
+    draft = draft_of(lines)
+    roles = [i.role for i in draft.items if i.role.startswith("subagent.")]
+    assert roles == ["subagent.activity", "subagent.report"]

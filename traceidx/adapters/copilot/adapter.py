@@ -7,7 +7,7 @@ from typing import Any, Final
 from mypy_extensions import mypyc_attr
 
 from traceidx.adapters.base import RecordFacts
-from traceidx.adapters.copilot.state import Turn
+from traceidx.adapters.copilot.state import Queued, Turn
 from traceidx.adapters.copilot.tools import CopilotTools
 from traceidx.adapters.copilot.usage import call_facts, usage_of
 from traceidx.adapters.copilot.wire import RECORD, RECORD_ONLY, is_events_log
@@ -73,8 +73,10 @@ class CopilotAdapter(CopilotTools):
         self._context(data)
 
     def _shutdown(self, data: dict[str, Any]) -> None:
-        """The process run ends: no running Loop continues (none has its outcome stated)."""
+        """The process run ends: no running Loop continues (none has its outcome stated), and
+        a prompt still queued never runs."""
         self._close_all(None)
+        self.queued = []
 
     # -- inputs --------------------------------------------------------------------------------
 
@@ -92,20 +94,32 @@ class CopilotAdapter(CopilotTools):
             ):
                 running = self._open(interaction)
             self._join(running, interaction)
+            message = nonempty_str(data.get("messageId"))
+            if message is not None:
+                running.messages.append(message)
             return  # it stays a Record: the delegation is the parent's item
+        delivery = data.get("delivery")
         steering = running is not None and (
-            data.get("delivery") == "steering"
+            delivery == "steering"
             or (interaction is not None and interaction in running.interactions)
         )
+        value: dict[str, Any] = {"text": text or None, "has_images": images}
+        queued = delivery == "queued" and source is None and interaction is not None
+        if running is not None and not steering and queued and interaction is not None:
+            # it runs after the current run (see `_open_queued`)
+            message = nonempty_str(data.get("messageId"))
+            self.queued.append(Queued(self.position, self.time, value, interaction, message))
+            return
         if running is not None and steering:
             turn: Turn = running
             self._join(turn, interaction)
         else:
             turn = self._open(interaction)
-            turn.message = nonempty_str(data.get("messageId"))
+        message = nonempty_str(data.get("messageId"))
+        if message is not None:
+            turn.messages.append(message)
         if not text and not images:
             return
-        value: dict[str, Any] = {"text": text or None, "has_images": images}
         if source is None:  # typed at the prompt, or given by a program (-p, ACP, SDK)
             role = "human.steering" if steering else "human.request"
             self.emit(role, "heuristic", value, turn.loop)
@@ -180,8 +194,15 @@ class CopilotAdapter(CopilotTools):
 
     def _subagent_started(self, data: dict[str, Any]) -> None:
         """A subagent's run starts: a Loop of its own lane (its records carry its agentId)."""
-        if self.lane:
-            self._open(None)
+        if not self.lane:
+            return
+        self._open(None)
+        call_id, mode = (
+            nonempty_str(data.get("toolCallId")),
+            nonempty_str(data.get("executionMode")),
+        )
+        if call_id is not None and mode is not None:
+            self.modes[call_id] = mode
 
     def _subagent_completed(self, data: dict[str, Any]) -> None:
         turn = self._running() if self.lane else None
@@ -215,7 +236,7 @@ class CopilotAdapter(CopilotTools):
         if turn is None or data.get("eligibleForAutoSwitch") is True:
             return
         origin = nonempty_str(data.get("originatingMessageId"))
-        if origin is None or turn.message is None or origin == turn.message:
+        if origin is None or not turn.messages or origin in turn.messages:
             self._close(turn, "failed")
 
     def _notice(self, data: dict[str, Any]) -> None:

@@ -23,19 +23,41 @@ from traceidx.timestamps import rfc3339_ms
 class Turn:
     """A Loop not drained yet, with what may still change about it."""
 
-    __slots__ = ("candidate", "interactions", "lane", "loop", "message", "open", "settled")
+    __slots__ = ("candidate", "interactions", "lane", "loop", "messages", "open", "settled")
 
     def __init__(self, loop: DraftLoop, lane: str) -> None:
         self.loop = loop
         self.lane = lane  # "" for the main agent, else the subagent's agentId
         self.open = True  # no end seen yet: the run may still receive work
         self.settled = False  # end, usage and final answer fixed: the Loop may be drained
-        self.message: str | None = None  # messageId of the user message that opened it
+        self.messages: list[str] = []  # messageIds of its inputs (the prompt, steering)
         #: the runtime's interaction ids of the run (its input's, and a steering input's)
         self.interactions: list[str] = []
         #: the text of the latest response when that response has no phase and no tool
         #: requests: the final answer if nothing follows it before the Loop ends
         self.candidate: DraftItem | None = None
+
+
+@mypyc_attr(serializable=True)  # pickled in checkpoints
+class Queued:
+    """A prompt the user queued while a run was going on: it opens its own Loop when its run
+    starts (a record names its interaction), at the position it was written."""
+
+    __slots__ = ("interaction", "message", "position", "time", "value")
+
+    def __init__(
+        self,
+        position: int,
+        time: int | None,
+        value: dict[str, Any],
+        interaction: str,
+        message: str | None,
+    ) -> None:
+        self.position = position
+        self.time = time
+        self.value = value  # the human.request value (None: no text or image to publish)
+        self.interaction = interaction
+        self.message = message
 
 
 def _among(item: DraftItem, items: list[DraftItem]) -> bool:
@@ -59,6 +81,8 @@ class CopilotState(Adapter):
         self.calls: dict[str, str] = {}  # toolCallId -> tool name, of every call drafted
         self.loose: list[UsageSample] = []  # model calls outside any Loop (a /compact)
         self.held: list[DraftItem] = []  # final-answer candidates (compared by identity)
+        self.queued: list[Queued] = []  # prompts queued while the main agent's run went on
+        self.modes: dict[str, str] = {}  # task call id -> the subagent's execution mode
 
     # -- framing callbacks -------------------------------------------------------------------
 
@@ -157,8 +181,31 @@ class CopilotState(Adapter):
         if turn is None or (
             interaction is not None and turn.interactions and interaction not in turn.interactions
         ):
+            queued = next((q for q in self.queued if q.interaction == interaction), None)
+            if queued is not None and not self.lane:
+                return self._open_queued(queued)
             return self._open(interaction)
         self._join(turn, interaction)
+        return turn
+
+    def _open_queued(self, queued: Queued) -> Turn:
+        """The run of a queued prompt starts: its Loop starts at the prompt (the running Loop
+        is bounded where the new run shows)."""
+        self.queued = [q for q in self.queued if q is not queued]
+        turn = self._open(queued.interaction)
+        turn.loop.start = queued.position
+        if queued.message is not None:
+            turn.messages.append(queued.message)
+        if queued.value["text"] is not None or queued.value["has_images"]:
+            request = DraftItem(
+                "human.request",
+                "heuristic",
+                queued.value,
+                [queued.position],
+                turn.loop,
+                queued.time,
+            )
+            self.items.append(request)
         return turn
 
     def _close(self, turn: Turn, outcome: str | None) -> None:

@@ -82,6 +82,11 @@ class CopilotTools(CopilotState):
         value["text"] = None if delegated else (content or reason)
         loop = self._current()
         self.emit("tool.output", "structural", value, loop, output_of=call_id)
-        if delegated:  # the result is the subagent's final message: its report
-            report = {"text": content, "has_images": False}
-            self.emit("subagent.report", "structural", report, loop)
+        if not delegated:
+            return
+        # the result of a sync run is the subagent's final message: its report; a background
+        # run's result only says it started (its report comes later, through other tools)
+        mode = self.modes.pop(call_id, None) if call_id is not None else None
+        background = "background" in (mode, properties.get("execution_mode"))
+        role = "subagent.activity" if background else "subagent.report"
+        self.emit(role, "structural", {"text": content, "has_images": False}, loop)

@@ -28,8 +28,7 @@ _DATA: Final = (
     "toolCallId", "toolName", "arguments", "success", "result", "error", "shellExecution",
     "toolTelemetry",
     # subagent.*, abort, session.error / warning / info, mode changes, notifications
-    "agentType", "message", "errorType", "originatingMessageId", "eligibleForAutoSwitch",
-    "newMode",
+    "executionMode", "message", "originatingMessageId", "eligibleForAutoSwitch", "newMode",
     # session.compaction_start / session.compaction_complete
     "trigger", "summaryContent", "compactionTokensUsed",
 )  # fmt: skip
