@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FIXTURES, corpus_path
+from tests.facts import item_snapshot, loop_snapshot
 from traceidx.adapters import detect
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop
 from traceidx.adapters.copilot import CopilotAdapter
@@ -454,3 +455,34 @@ def test_a_background_subagent_s_start_is_activity_not_its_report() -> None:
     draft = draft_of(lines)
     roles = [i.role for i in draft.items if i.role.startswith("subagent.")]
     assert roles == ["subagent.activity", "subagent.report"]
+
+
+def _variants() -> list[list[dict[str, Any]]]:
+    background = records(SUBAGENT)
+    background[positions(background, "subagent.started", None)[0]]["data"]["executionMode"] = (
+        "background"
+    )
+    return [
+        _interactive("queued", 6)[0],
+        _interactive("queued", 12)[0],
+        _interactive("steering", 6)[0],
+        background,
+    ]
+
+
+@pytest.mark.parametrize("lines", _variants(), ids=["queued-mid", "queued-after", "steer", "bg"])
+def test_draining_the_variants_changes_nothing(lines: list[dict[str, Any]]) -> None:
+    kept = draft_of(lines)
+    adapter = CopilotAdapter()
+    loops: list[Any] = []
+    items: list[Any] = []
+    for position, obj in enumerate(lines):
+        adapter.feed(position, obj)
+        got_loops, got_items = adapter.drain()
+        loops += [loop_snapshot(x) for x in got_loops]
+        items += [item_snapshot(x) for x in got_items]
+    rest = adapter.finish()
+    loops += [loop_snapshot(x) for x in rest.loops]
+    items += [item_snapshot(x) for x in rest.items]
+    assert loops == [loop_snapshot(x) for x in kept.loops]
+    assert items == [item_snapshot(x) for x in kept.items]
