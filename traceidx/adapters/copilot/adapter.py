@@ -169,7 +169,7 @@ class CopilotAdapter(CopilotTools):
         reasoning = nonempty_str(data.get("reasoningText"))
         blocks = dict_or_empty(data.get("reasoningBlocks"))
         if reasoning is not None and reasoning.strip():
-            summary = blocks.get("provider") in _SUMMARY_REASONING
+            summary = str_or_none(blocks.get("provider")) in _SUMMARY_REASONING
             value = reasoning_value(reasoning, "summary" if summary else "full")
             self.emit("agent.reasoning", "structural", value, loop)
         elif nonempty_str(data.get("reasoningOpaque")) or nonempty_str(
