@@ -214,17 +214,35 @@ def test_a_compact_call_is_a_model_call_of_the_session() -> None:
     assert draft.loops[0].end == positions(lines, "session.shutdown")[0]
 
 
-def test_a_cut_stream_s_unknown_input_is_not_zero() -> None:
+def test_a_cut_stream_s_unknown_input_is_not_zero(tmp_path: Path) -> None:
     """A stream cut before ``response.completed`` writes ``inputTokens: null, outputTokens: 0``:
-    that call has no usage sample (the contract needs both counts); the partial text still
-    ends the run as its answer."""
+    the call ran (a failed attempt), its usage is unknown (the contract needs both counts), not
+    0; the partial text still ends the run as its answer."""
     lines = records(COMPACTION)
     (usage,) = positions(lines, "session.usage_record")
     lines[usage]["data"]["usage"].update(inputTokens=None, outputTokens=0)
     draft = draft_of(lines)
     loop = draft.loops[0]
-    assert loop.usage == [] and loop.model_id == "gpt-5"
+    (call,) = loop.usage
+    assert (call.outcome, call.records, call.model) == ("error", (usage,), "gpt-5")
     assert [i.role for i in of_loop(draft, loop)][-1] == "agent.final_answer"
+    folder = tmp_path / "session-state" / COMPACTION.parent.name
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_bytes(b"".join(json.dumps(o).encode() + b"\n" for o in lines))
+    assert build([tmp_path], tmp_path / "ds", jobs=1).exit_code == 0
+    con = connect(tmp_path / "ds")
+    try:
+        calls = con.sql(
+            "SELECT loop_id IS NULL, outcome, usage FROM model_calls ORDER BY loop_id NULLS LAST"
+        ).fetchall()
+        loops = con.sql("SELECT usage FROM loops").fetchall()
+    finally:
+        con.close()
+    assert [(outside, outcome, used is None) for outside, outcome, used in calls] == [
+        (False, "error", True),  # the cut stream: no usage, not zeros
+        (True, "ok", False),  # the /compact call of the session
+    ]
+    assert loops == [(None,)]
 
 
 def test_anthropic_input_includes_cache_reads_and_writes() -> None:

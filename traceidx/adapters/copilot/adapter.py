@@ -9,7 +9,7 @@ from mypy_extensions import mypyc_attr
 from traceidx.adapters.base import RecordFacts
 from traceidx.adapters.copilot.state import Queued, Turn
 from traceidx.adapters.copilot.tools import CopilotTools
-from traceidx.adapters.copilot.usage import call_facts, usage_of
+from traceidx.adapters.copilot.usage import call_facts, unanswered, usage_of
 from traceidx.adapters.copilot.wire import RECORD, RECORD_ONLY, is_events_log
 from traceidx.adapters.values import (
     dict_or_empty,
@@ -154,7 +154,7 @@ class CopilotAdapter(CopilotTools):
             loop.effort = effort
         if loop.context_window is None:
             loop.context_window = window
-        sample = usage_of(usage)
+        sample = usage_of(usage) or unanswered(usage)
         if sample is not None:
             loop.usage.append(sample.located((self.position,), self.time, model, provider))
 

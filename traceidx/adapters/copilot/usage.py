@@ -5,7 +5,7 @@ Copilot's counts are already in the contract's shape: ``inputTokens`` includes
 writes back to Anthropic's ``input_tokens``) and ``reasoningTokens`` is part of
 ``outputTokens``. A member the record leaves out or writes as ``null`` (``reasoningTokens`` of
 every Anthropic call, ``inputTokens`` of a cut stream) is unknown, never 0; a call whose input
-or output is unknown yields no sample.
+is unknown is a failed attempt without usage (`unanswered`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,16 @@ def usage_of(usage: Any) -> UsageSample | None:
         reasoning=usage.get("reasoningTokens"),
         input_includes_cache=True,
     )
+
+
+def unanswered(usage: Any) -> UsageSample | None:
+    """The call of a usage record that states no input count: a stream cut before the
+    provider's usage arrived (Copilot writes ``inputTokens: null, outputTokens: 0`` and keeps
+    the partial text). It ran but its usage is unknown: a failed attempt (``error``) that
+    states no billed tokens, so it is published without usage, never as 0."""
+    if isinstance(usage, dict) and "inputTokens" in usage and usage["inputTokens"] is None:
+        return UsageSample(input=0, output=0, outcome="error")
+    return None
 
 
 def call_facts(usage: Any) -> tuple[str | None, str | None, str | None, int | None]:
