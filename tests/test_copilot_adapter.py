@@ -504,3 +504,21 @@ def test_draining_the_variants_changes_nothing(lines: list[dict[str, Any]]) -> N
     items += [item_snapshot(x) for x in rest.items]
     assert loops == [loop_snapshot(x) for x in kept.loops]
     assert items == [item_snapshot(x) for x in kept.items]
+
+
+def test_the_committed_copies_are_the_corpus_s() -> None:
+    """The committed logs are byte-identical copies, and their expect.json is the corpus's
+    filtered to their sessions."""
+    corpus = corpus_path("generated", "copilot")
+    for path in ALL:
+        assert path.read_bytes() == (corpus / path.relative_to(HOME.parent)).read_bytes()
+    truth = json.loads((corpus / "expect.json").read_text("utf-8"))
+    ours = json.loads((HOME.parent / "expect.json").read_text("utf-8"))
+    names = {p.parent.name for p in ALL}
+    assert {k: v for k, v in ours.items() if k != "sessions"} == {
+        k: v for k, v in truth.items() if k != "sessions"
+    }
+    assert ours["sessions"] == [s for s in truth["sessions"] if s["native_session_id"] in names]
+    assert sorted(s["file"] for s in ours["sessions"]) == sorted(
+        str(p.relative_to(HOME.parent)) for p in ALL
+    )
