@@ -182,7 +182,8 @@ class GeminiAdapter(GeminiTools):
             context = {"text": text, "category": "environment", "has_images": images}
             self.emit("runtime.context", "heuristic", context, None)
         elif message.synced and STATE_SNAPSHOT in text:
-            self.emit("runtime.compaction_summary", "heuristic", {"summary": text}, None)
+            summary = {"summary": text}
+            self.emit("runtime.compaction_summary", "heuristic", summary, self._current())
         elif message.synced:
             return
         elif head.startswith(HOOK_CONTEXT):
