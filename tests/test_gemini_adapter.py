@@ -318,7 +318,7 @@ def test_gemini_files_are_claimed_by_gemini_only() -> None:
         *sorted(fixture_path("generated", "gemini").rglob("*.jsonl")),
         *sorted(fixture_path("handwritten", "gemini").rglob("*.jsonl")),
     ]
-    assert len(files) == 10
+    assert len(files) == 12
     for path in files:
         head = [o for _, objs in decoded_records(path)[:32] for o in objs]
         assert [n for n in names() if adapter(n).claims(head)] == ["gemini"], path
