@@ -93,8 +93,10 @@ def shell(call_id: str, command: str, output: str, status: str = "success") -> d
     }
 
 
-def wrapped(body: str) -> str:
-    return f"<untrusted_context>\nOutput: {body}\nProcess Group PGID: 42\n</untrusted_context>"
+def wrapped(body: str, trailer: str = "") -> str:
+    """A shell result as the CLI writes it (`trailer`: the lines before the PGID)."""
+    text = f"Output: {body}\n{trailer}Process Group PGID: 42"
+    return f"<untrusted_context>\n{text}\n</untrusted_context>"
 
 
 def of(draft: Draft, loop: DraftLoop | None) -> list[DraftItem]:
@@ -201,10 +203,8 @@ def test_a_rewind_ends_the_loop_and_a_rewritten_id_is_a_new_message() -> None:
 
 def test_the_shell_exit_code_comes_from_the_trailer_only() -> None:
     assert shell_exit_code(wrapped("x")) is None  # exit 0 is never stated
-    trailer = "<untrusted_context>\nOutput: boom\nExit Code: 2\nProcess Group PGID: 7\n</untrusted_context>"
-    assert shell_exit_code(trailer) == 2
-    signal = "<untrusted_context>\nOutput: (empty)\nExit Code: 130\nSignal: 2\nProcess Group PGID: 7\n</untrusted_context>"
-    assert shell_exit_code(signal) == 130
+    assert shell_exit_code(wrapped("boom", "Exit Code: 2\n")) == 2
+    assert shell_exit_code(wrapped("(empty)", "Exit Code: 130\nSignal: 2\n")) == 130
     printed = wrapped("Exit Code: 9\nmore")  # the command's own output says so: not read
     assert shell_exit_code(printed) is None
     assert shell_exit_code("Command was cancelled by user before it could complete.") is None
@@ -214,7 +214,7 @@ def test_tool_status_and_exit_code_make_failed() -> None:
     chat = Chat()
     chat.prompt("go")
     reply = chat.reply("")
-    failing = "<untrusted_context>\nOutput: (empty)\nExit Code: 1\nProcess Group PGID: 9\n</untrusted_context>"
+    failing = wrapped("(empty)", "Exit Code: 1\n")
     chat.calls(
         reply,
         shell("c1", "false", failing),
@@ -308,7 +308,7 @@ def test_a_subagent_file_and_its_delegation() -> None:
     # the child's file does not name its parent (only its folder does): no delegated_from
     assert child.session.delegated_from is None
     (loop,) = child.loops
-    assert loop.start == 1 and [i.role for i in child.items][0] == "agent.tool_call"
+    assert loop.start == 1 and child.items[0].role == "agent.tool_call"
     report = next(i for i in parent.items if i.role == "subagent.report")
     assert report.session_ref == child.session.native_id
 

@@ -39,6 +39,7 @@ from traceidx.adapters.gemini.wire import (
     parts_text,
 )
 from traceidx.adapters.values import dicts_in, int_or_none, nonempty_str, str_or_none
+from traceidx.errors import AdapterFailure
 from traceidx.rules import type_tag
 from traceidx.timestamps import rfc3339_ms
 
@@ -100,7 +101,10 @@ class GeminiAdapter(GeminiTools):
                 if self.session.working_directory is None:
                     self.session.working_directory = self.from_context
                 for entry in self.timeline:
-                    self._project(entry)
+                    try:
+                        self._project(entry)
+                    except Exception as exc:  # a bug: name the line whose message it was
+                        raise AdapterFailure(self.position, exc) from exc
                 self._promote()
         return Draft(self.session, self.loops, self.items, self.unknown, self.calls)
 
@@ -110,7 +114,7 @@ class GeminiAdapter(GeminiTools):
         message = entry.message
         if entry.kind == MESSAGE and message is not None:
             self.position, self.time = message.last, time_of(message.obj)
-            kind = message.obj.get("type")
+            kind = type_tag(message.obj.get("type"))
             if kind == "user":
                 self._user(message)
             elif kind == "gemini":

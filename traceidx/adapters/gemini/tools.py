@@ -142,7 +142,7 @@ class GeminiTools(GeminiState):
         if isinstance(status, str):
             value["failed"] = status in _FAILED_STATUSES
         if text is not None:
-            if call.get("name") in SHELL_TOOLS:
+            if str_or_none(call.get("name")) in SHELL_TOOLS:
                 code = shell_exit_code(text)
                 if code is not None:
                     value["exit_code"] = code
