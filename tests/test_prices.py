@@ -77,14 +77,14 @@ def expected_cost(call: dict[str, Any]) -> float | None:
 
 
 def calls_of(dataset: Path) -> list[dict[str, Any]]:
-    """Every model call with its usage and the time it is priced at."""
+    """Every billed model call (with usage) and the time it is priced at."""
     rows = (
         connect(dataset)
         .execute(
             "SELECT c.model, c.provider, c.usage.input, c.usage.cached, c.usage.cache_write, "
             "c.usage.output, epoch_ms(coalesce(c.occurred_at, l.started_at, s.created_at)) "
             "FROM model_calls c JOIN sessions s USING (session_id) "
-            "LEFT JOIN loops l USING (loop_id)"
+            "LEFT JOIN loops l USING (loop_id) WHERE c.usage IS NOT NULL"
         )
         .fetchall()
     )
@@ -112,7 +112,7 @@ def test_loop_usage_is_the_sum_of_its_model_calls_per_runtime(
                         THEN sum(usage.cache_write) END AS cache_write,
                    CASE WHEN count(usage.reasoning) = count(*)
                         THEN sum(usage.reasoning) END AS reasoning
-            FROM model_calls WHERE loop_id IS NOT NULL GROUP BY loop_id
+            FROM model_calls WHERE loop_id IS NOT NULL AND usage IS NOT NULL GROUP BY loop_id
         )
         SELECT s.runtime, count(*) AS loops, count(c.loop_id) AS with_calls,
             count(*) FILTER (WHERE

@@ -7,7 +7,8 @@
 -- call is priced at its own time (else its loop's start, else its session's creation) by
 -- the entry its (model, provider) matched: the last of the entry's price periods active
 -- then (else its first), in the band of the call's input tokens; cost_usd is empty for an
--- unpriced call. Dimensions a usage report can group by are columns here (see
+-- unpriced call. Only billed calls count (a failed attempt that billed nothing, a model_calls
+-- row without usage, is left out). Dimensions a usage report can group by are columns here (see
 -- traceidx.reports.DIMENSIONS); agent is main, or the subagent type the delegation names;
 -- origin is the origin of the session's first source.
 -- Both are tables: computed once per report (every report reads them through report_loops).
@@ -49,6 +50,7 @@ WITH calls AS (
     FROM model_calls AS c
     JOIN session_dimensions AS d USING (session_id)
     LEFT JOIN _loops AS l USING (loop_id)
+    WHERE c.usage IS NOT NULL  -- a failed attempt that billed nothing is no billed call
 ),
 rated AS (
     SELECT c.call_id,
