@@ -208,6 +208,11 @@ def test_the_shell_exit_code_comes_from_the_trailer_only() -> None:
     printed = wrapped("Exit Code: 9\nmore")  # the command's own output says so: not read
     assert shell_exit_code(printed) is None
     assert shell_exit_code("Command was cancelled by user before it could complete.") is None
+    # releases of 2025 wrote every trailer line, exit 0 included, and no wrapper
+    older = "Command: ls\nDirectory: (root)\nOutput: a\nError: (none)\nExit Code: {}\n"
+    older += "Signal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 77"
+    assert shell_exit_code(older.format(0)) == 0
+    assert shell_exit_code(older.format("(none)")) is None
 
 
 def test_tool_status_and_exit_code_make_failed() -> None:

@@ -25,18 +25,22 @@ from traceidx.timestamps import rfc3339_ms
 
 #: the shell tool's result: ``Output: …`` then, each on a line of its own and in this order,
 #: ``Error: …``, ``Exit Code: N`` (only when N is not 0), ``Signal: …``, ``Background PIDs: …``
-#: and ``Process Group PGID: N``; the exit code is read from that trailer only, never from the
-#: command's own output above it
+#: and ``Process Group PGID: N``, wrapped in ``<untrusted_context>``; releases of 2025
+#: (session documents) wrote ``Command: …`` and ``Directory: …`` first and every line of the
+#: trailer, ``(none)`` where a member had no value (``Exit Code: 0`` is stated there). The exit
+#: code is read from that trailer only, never from the command's own output above it.
 _EXIT_LINE: Final = re.compile(r"Exit Code: (-?\d+)\Z")
 _TRAILER_AFTER_EXIT: Final = (
-    re.compile(r"Process Group PGID: -?\d+\Z"),
-    re.compile(r"Background PIDs: [0-9, ]+\Z"),
-    re.compile(r"Signal: [^\n]+\Z"),
+    re.compile(r"Process Group PGID: [^\n]*\Z"),
+    re.compile(r"Background PIDs: [^\n]*\Z"),
+    re.compile(r"Signal: [^\n]*\Z"),
 )
 _UNTRUSTED_OPEN: Final = "<untrusted_context>\n"
 _UNTRUSTED_CLOSE: Final = "\n</untrusted_context>"
 #: the line the CLI writes first when it cut a tool's output (the rest went to a file)
 _TRUNCATED: Final = "Output too large. Showing first "
+#: how a shell result begins (after the wrapper, if any)
+_SHELL_RESULT: Final = ("Output: ", "Command: ", _TRUNCATED)
 #: tool statuses that say the call did not succeed
 _FAILED_STATUSES: Final = frozenset({"error", "cancelled"})
 
@@ -68,7 +72,7 @@ def shell_exit_code(text: str) -> int | None:
     """The exit code the shell tool states in its result's trailer (only a non-zero one is
     ever stated)."""
     body = text.removesuffix(_UNTRUSTED_CLOSE)
-    if not (body.startswith(_UNTRUSTED_OPEN + "Output: ") or body.startswith(_TRUNCATED)):
+    if not body.removeprefix(_UNTRUSTED_OPEN).startswith(_SHELL_RESULT):
         return None
     for line in _TRAILER_AFTER_EXIT:
         head, sep, last = body.rpartition("\n")
