@@ -112,6 +112,7 @@ class GeminiAdapter(GeminiTools):
 
     def _project(self, entry: Entry) -> None:
         message = entry.message
+        self.position, self.time = entry.position, None
         if entry.kind == MESSAGE and message is not None:
             self.position, self.time = message.last, time_of(message.obj)
             kind = type_tag(message.obj.get("type"))
@@ -128,7 +129,6 @@ class GeminiAdapter(GeminiTools):
                 self._close(entry.position, None)
         elif entry.kind == REWIND:
             self._close(entry.position, None)
-            self.position, self.time = entry.position, None
             target = entry.target
             text = f"rewound to message {target}" if target else "rewound: conversation cleared"
             self.emit("runtime.state", "structural", {"text": text, "has_images": False}, None)
