@@ -42,6 +42,13 @@ NARROW = sorted(name for name, cls in adapters().items() if cls.record_type is n
 RECEIVERS: dict[str, dict[str, tuple[str, ...]]] = {
     "claude_code": {"obj": (), "facts": ("toolUseResult",)},
     "gemini": {"obj": ()},
+    "qwen": {
+        "obj": (),
+        "facts": ("toolCallResult",),
+        "display": ("toolCallResult", "resultDisplay"),
+        "payload": ("systemPayload",),
+    },
+    "copilot": {"obj": (), "data": ("data",)},
 }
 
 

@@ -327,7 +327,7 @@ def test_gemini_files_are_claimed_by_gemini_only() -> None:
     for path in files:
         head = [o for _, objs in decoded_records(path)[:32] for o in objs]
         assert [n for n in names() if adapter(n).claims(head)] == ["gemini"], path
-    for runtime in ("codex", "pi", "claude", "dsh"):
+    for runtime in ("codex", "pi", "claude", "dsh", "copilot", "qwen"):
         for path in sorted(fixture_path("generated", runtime).rglob("*.jsonl"))[:5]:
             head = [o for _, objs in decoded_records(path)[:32] for o in objs]
             assert not GeminiAdapter.claims(head), path

@@ -318,7 +318,7 @@ def load(con: duckdb.DuckDBPyConnection, override: Path | None = None) -> None:
     dataset's billed model calls (those with usage)."""
     overrides = load_overrides(override)
     pairs = con.execute(
-        "SELECT DISTINCT model, provider FROM model_calls "
+        "SELECT DISTINCT model, provider FROM _model_calls "
         "WHERE model IS NOT NULL AND usage IS NOT NULL"
     ).fetchall()
     matches = resolve([(m, p) for m, p in pairs], overrides)

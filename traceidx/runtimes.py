@@ -55,6 +55,11 @@ RUNTIMES: dict[str, Runtime] = {
         "CodexAdapter",
         (TraceHome("CODEX_HOME", ".codex", ("sessions", "archived_sessions")),),
     ),
+    "copilot": Runtime(
+        "traceidx.adapters.copilot.adapter",
+        "CopilotAdapter",
+        (TraceHome("COPILOT_HOME", ".copilot", ("session-state",)),),
+    ),
     "dsh": Runtime(
         "traceidx.adapters.dsh.adapter",
         "DshAdapter",
@@ -69,6 +74,15 @@ RUNTIMES: dict[str, Runtime] = {
         "traceidx.adapters.pi.adapter",
         "PiAdapter",
         (TraceHome("PI_CODING_AGENT_DIR", ".pi/agent", ("sessions",)),),
+    ),
+    # Qwen Code writes chats under QWEN_RUNTIME_DIR, else QWEN_HOME, else ~/.qwen: both homes
+    "qwen": Runtime(
+        "traceidx.adapters.qwen.adapter",
+        "QwenAdapter",
+        (
+            TraceHome("QWEN_RUNTIME_DIR", ".qwen", ("projects",)),
+            TraceHome("QWEN_HOME", ".qwen", ("projects",)),
+        ),
     ),
 }
 
