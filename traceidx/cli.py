@@ -389,14 +389,14 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     con = connect(args.dataset)
     found = con.execute(
         "SELECT r.record_id, s.locator, s.runtime, r.source_position, r.content_range.start, "
-        "r.content_range.end, r.fingerprint, r.parse_status, r.native_type "
+        "r.content_range.end, r.fingerprint, r.parse_status, r.native_type, r.json_path "
         "FROM records r JOIN sources s USING (source_id) WHERE r.record_id = ?",
         [args.record_id],
     ).fetchall()
     if not found:
         _err(f"record {args.record_id} is not in {args.dataset}; list ids with `traceidx sql`")
         return EXIT_FAILED
-    rid, locator, runtime, position, start, end, expected, status, native = found[0]
+    rid, locator, runtime, position, start, end, expected, status, native, path = found[0]
     verdict, raw = "verified", b""
     try:
         raw = read_range(locator, start, end)
@@ -415,6 +415,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         "fingerprint": expected,
         "parse_status": status,
         "native_type": native,
+        "json_path": path,
         "verification": verdict,
         "content": raw.decode("utf-8", "replace") if verdict == "verified" else None,
     }
@@ -423,7 +424,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         for key, value in info.items():
-            if key != "content":
+            if key != "content" and (key != "json_path" or value is not None):
                 sys.stdout.write(f"{key}: {cell(value)}\n")
         if info["content"] is not None:
             sys.stdout.write(f"content:\n{info['content']}\n")

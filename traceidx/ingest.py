@@ -1,5 +1,10 @@
 """Ingest one source: frame its lines, detect its runtime, adapt and project it.
 
+A source discovery frames as a *document* (`traceidx.discover.framing_of`: a JSON file its
+runtime rewrites whole) is read whole and split into its elements (`traceidx.document`); each
+element then goes the way a line does, named by its JSON path. Such a source has no
+checkpoint (it is re-read whole whenever it changes).
+
 This is the per-source unit of work (and of parallelism). It reads the file once, streaming
 in chunks; problems with the evidence are data (a malformed line is a Record with
 ``parse_status = malformed``; an unclaimed file is ``skipped`` with a reason), while I/O
@@ -32,6 +37,8 @@ from traceidx import ids
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
 from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
+from traceidx.discover import framing_of
+from traceidx.document import frame_document
 from traceidx.errors import AdapterFailure, PublishError
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
 from traceidx.items import ItemColumns
@@ -201,6 +208,7 @@ class _Run:
         self.pending_bytes = 0
         self.since_drain = 0
         self.drain_every = DRAIN_EVERY  # read once: a module global costs a lookup per read
+        self.paths: dict[int, str] | None = None  # a document's JSON paths, by position
 
     def restore(self, checkpoint: Checkpoint) -> Framer:
         """Continue from a checkpoint; the framer to feed the lines after it."""
@@ -229,6 +237,7 @@ class _Run:
             or offset < MIN_BYTES
             or result.stream.compression != "none"
             or result.runtime is None
+            or self.paths is not None
         ):
             return None
         try:
@@ -316,6 +325,19 @@ class _Run:
                 continue
             record(line, obj, "ok")
 
+    def document(self, data: bytes) -> None:
+        """Take a whole document: its records, each with its JSON path and decoded value."""
+        self.paths = {}
+        for part in frame_document(data, self.settings.max_record_bytes):
+            line, status = part.line, part.status
+            self.paths[line.position] = part.path
+            if self.undecided:
+                self.head.append((line, part.value, status))
+                if len(self.head) >= 32:
+                    self.decide()
+            else:
+                self.record(line, part.value, status)
+
     def line(self, line: FramedLine) -> None:
         obj, status = _decode(line)
         if self.undecided:
@@ -350,7 +372,12 @@ class _Run:
     def note(self, line: FramedLine, what: str) -> None:
         """Report a damaged line (the first few per source; the rest are counted)."""
         if self.result.malformed + self.result.oversized <= MAX_LINE_WARNINGS:
-            self.result.warnings.append(f"{self.result.locator}:{line.position + 1}: line {what}")
+            paths, locator = self.paths, self.result.locator
+            if paths is not None:  # a document's record, by its JSON path
+                where = f"{locator}: the record at {paths.get(line.position, '$')}"
+                self.result.warnings.append(f"{where} {what}")
+            else:
+                self.result.warnings.append(f"{locator}:{line.position + 1}: line {what}")
 
     def record(self, line: FramedLine, obj: Any, status: str) -> None:
         facts = _NO_FACTS
@@ -381,7 +408,8 @@ class _Run:
         if self.adapter is None:
             return
         self.keys.add(facts.occurred_at, line.fingerprint.encode("ascii"))
-        self.result.records.append(line.start, line.end, status, facts.native_type)
+        path = self.paths.get(line.position) if self.paths is not None else None
+        self.result.records.append(line.start, line.end, status, facts.native_type, path)
         if self.sink is not None:
             self.pending_bytes += line.end - line.start
             self.since_drain += 1
@@ -442,6 +470,13 @@ def _ingest(
             result.size, result.mtime_ns = stat_of(locator, stream)  # of the file read
             run = _Run(result, settings, sink, prefix_counts)
             framer = Framer(settings.max_record_bytes)
+            if framing_of(locator) == "document":
+                data = b"".join(logical_chunks(stream, result.stream))
+                run.document(data)
+                if run.undecided:
+                    run.decide()
+                result.indexed_bytes = len(data)
+                return _conclude(result, run, settings)
             if resume is not None:
                 framer = run.restore(resume)
                 result.resumed = resume

@@ -90,7 +90,16 @@ class SourceKeys:
 class RecordColumns:
     """Consecutive Records of one source, from position `first` on (their keys in `keys`)."""
 
-    __slots__ = ("ends", "first", "keys", "native_types", "source_id", "starts", "statuses")
+    __slots__ = (
+        "ends",
+        "first",
+        "keys",
+        "native_types",
+        "paths",
+        "source_id",
+        "starts",
+        "statuses",
+    )
 
     def __init__(self, source_id: int, keys: SourceKeys, first: int = 0) -> None:
         self.source_id = source_id
@@ -100,16 +109,20 @@ class RecordColumns:
         self.ends: list[int] = []
         self.statuses: list[str] = []
         self.native_types: list[str | None] = []
+        self.paths: list[str | None] = []  # the JSON path of a document's record
 
     def __len__(self) -> int:
         return len(self.starts)
 
-    def append(self, start: int, end: int, status: str, native_type: str | None) -> None:
+    def append(
+        self, start: int, end: int, status: str, native_type: str | None, path: str | None = None
+    ) -> None:
         """The next record (at position ``first + len(self)``; its keys already added)."""
         self.starts.append(start)
         self.ends.append(end)
         self.statuses.append(status)
         self.native_types.append(native_type)
+        self.paths.append(path)
 
     def rest(self) -> RecordColumns:
         """An empty run continuing this one (for the records after these)."""
@@ -131,6 +144,7 @@ class RecordColumns:
                     parse_status=self.statuses[i],  # type: ignore[arg-type]
                     occurred_at=self.keys.time(position),
                     native_type=self.native_types[i],
+                    json_path=self.paths[i],
                 )
             )
         return out
@@ -149,6 +163,7 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
     fingerprints = bytearray()
     statuses: list[str] = []
     native_types: list[str | None] = []
+    paths: list[str | None] = []
     for run in runs:
         first, count, keys = run.first, len(run), run.keys
         ids += keys.ids[first : first + count]
@@ -158,6 +173,7 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         fingerprints += keys.fingerprints[32 * first : 32 * (first + count)]
         statuses += run.statuses
         native_types += run.native_types
+        paths += run.paths
     count = len(ids)
     counts = np.array([len(run) for run in runs], dtype=np.int64)
     # a run's positions are consecutive from its first: each row's offset in the table,
@@ -185,5 +201,6 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         to_array(statuses, pa.string()),
         occurred.cast(schema.field("occurred_at").type),
         to_array(native_types, pa.string()),
+        to_array(paths, pa.string()),
     ]
     return pa.Table.from_arrays(columns, schema=schema)
