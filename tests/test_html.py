@@ -175,7 +175,9 @@ def test_the_header_says_what_was_counted_and_missing(demo: Path, tmp_path: Path
     without = sum(r["loops_without_usage"] for r in usage)
     column = next(c for c in usage[0] if c.startswith("unpriced_"))  # loops, or calls
     unpriced = sum(r[column] for r in usage)
-    calls = [r for r in report_json(demo, "tools", "--timezone", "UTC") if r["kind"] == "tool"]
+    calls = [
+        r for r in report_json(demo, "tools", "--timezone", "UTC") if r["entry"] == "tool kind"
+    ]
     no_duration = sum(r["calls"] - r["with_duration"] for r in calls)
     assert f"Counted: {loops:,} loops, " in text
     assert f"{sum(r['calls'] for r in calls):,} tool calls" in text

@@ -137,7 +137,7 @@ def test_models_sessions_tools_and_slowest_agree_with_the_views(dataset: Path) -
     assert sum(r["subagent_sessions"] for r in sessions) >= parents
 
     tools = report_cli(dataset, "tools", "--timezone", "UTC")
-    tool_rows = [r for r in tools if r["kind"] == "tool"]
+    tool_rows = [r for r in tools if r["entry"] == "tool kind"]
     assert (
         sum(r["calls"] for r in tool_rows) == sql(dataset, "SELECT count(*) FROM tool_calls")[0][0]
     )
