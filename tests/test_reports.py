@@ -390,3 +390,26 @@ def test_subagents_names_the_codex_agent_type(traces_dataset: Path) -> None:
     children = report_cli(traces_dataset, "subagents", "--timezone", "UTC", "--runtime", "codex")
     assert children and all(r["runtime"] == "codex" for r in children)
     assert all(r["agent_type"] and r["model"] and r["loops"] >= 1 for r in children)
+
+
+def test_project_means_one_thing_in_every_report(traces_dataset: Path) -> None:
+    """report projects, --group-by project and sessions.project name the same projects (the
+    repository, else the working directory's last part); an unknown one is null in data and
+    one marker in a table."""
+    projects = report_cli(traces_dataset, "projects", "--timezone", "UTC")
+    grouped = report_cli(traces_dataset, "usage", "--timezone", "UTC", "--group-by", "project")
+    named = {
+        r[0]
+        for r in sql(
+            traces_dataset,
+            "SELECT DISTINCT project FROM sessions "
+            "WHERE session_id IN (SELECT session_id FROM loops)",
+        )
+    }
+    assert {r["project"] for r in projects} == named
+    assert {r["project"] for r in grouped} <= named
+    assert all(p is None or "/" not in p for p in named)
+    assert all(r["directories"] >= (r["working_directory"] is not None) for r in projects)
+    if None in named:
+        table = report_cli(traces_dataset, "projects", "--timezone", "UTC", fmt="table")
+        assert "(unknown)" in table

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from traceidx.errors import ReportError
+from traceidx.output import UNKNOWN as OUTPUT_UNKNOWN
 from traceidx.output import jsonable
 from traceidx.reports import ReportParams, run_report
 
@@ -33,7 +34,7 @@ SECTIONS = ("usage", "models", "projects", "subagents", "tools", "slowest")
 TABLE_ROWS = 15
 #: chart width in CSS pixels (fits an A4 page in print)
 WIDTH = 640
-UNKNOWN = "(unknown)"
+UNKNOWN = OUTPUT_UNKNOWN
 #: the models report's columns charted side by side (those present and not all empty)
 METRICS = ("tokens_per_loop_median", "cache_hit_share", "cost_per_loop_usd", "tool_failure_rate")
 OUTCOMES = ("completed", "interrupted", "failed", "no_outcome")

@@ -37,6 +37,8 @@ _HEADER_LINES: Final = 3
 KEY_COLUMNS: Final = frozenset(
     {"runtime", "model", "project", "session", "tool", "tool_name", "kind", "agent", "program"}
 )
+#: how the human formats show an unknown (null) key value; the HTML report shows the same
+UNKNOWN: Final = "(unknown)"
 #: columns holding paths: clipped from the left, so their last parts show
 PATH_COLUMNS: Final = frozenset({"working_directory", "locator", "path", "git_root", "file"})
 
@@ -288,6 +290,11 @@ def print_rows(
         for k, c in zip(kinds, columns, strict=True)
     ]
     cells = [[show(v) for show, v in zip(shows, row, strict=True)] for row in shown_rows]
+    unknown = [is_key_column(c) and not is_id_column(c) for c in columns]
+    for raw, shown_cells in zip(rows, cells, strict=False):  # data rows, not the totals row
+        for i, value in enumerate(raw):
+            if value is None and unknown[i]:
+                shown_cells[i] = UNKNOWN
     markdown = fmt == "markdown"
     limit = None if wide else terminal_width() - (4 if markdown else 0)
     layout = _fit(

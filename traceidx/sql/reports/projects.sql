@@ -1,6 +1,10 @@
--- projects: per project (the working directory its sessions ran in): sessions, loops, tokens,
--- cost where priced, tool calls and failures. Sessions with no known working directory share
--- the row with an empty project; loops_with_usage and priced_loops say what the sums cover.
+-- projects: per project (the repository its sessions worked in, as sessions.project and
+-- --group-by project name it: the git top-level's name where the trace states it, else the
+-- working directory's last part): sessions, loops, tokens, cost where priced, tool calls and
+-- failures; working_directory is its sessions' directory (the first, when there are several:
+-- directories counts them). Sessions with no known project share the row of an unknown (null)
+-- project; loops_with_usage and priced_loops say what the sums cover.
+-- detail (hidden first in a narrow table): working_directory, directories, loops_with_usage, priced_loops
 WITH own AS (
     SELECT session_id, count(*) AS loops, count(total) AS with_usage,
            sum(total)::BIGINT AS tokens, count(cost_usd) AS priced, sum(cost_usd) AS cost_usd
@@ -11,8 +15,10 @@ calls AS (
     FROM report_calls GROUP BY session_id
 )
 SELECT
-    coalesce(s.working_directory, '') AS project,
+    s.project,
     string_agg(DISTINCT s.runtime, ',' ORDER BY s.runtime) AS runtimes,
+    min(s.working_directory) AS working_directory,
+    count(DISTINCT s.working_directory) AS directories,
     count(*) AS sessions,
     sum(o.loops)::BIGINT AS loops,
     sum(o.with_usage)::BIGINT AS loops_with_usage,
@@ -25,4 +31,4 @@ FROM sessions AS s
 JOIN own AS o USING (session_id)
 LEFT JOIN calls AS c USING (session_id)
 GROUP BY 1
-ORDER BY tokens DESC NULLS LAST, project
+ORDER BY tokens DESC NULLS LAST, project NULLS LAST
