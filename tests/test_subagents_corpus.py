@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,11 @@ from traceidx.query import connect
 
 pytestmark = pytest.mark.skipif(not WITH_CORPUS, reason="the shared corpus is not available")
 
-VIEWS = sorted(p.stem for p in (Path(__file__).parents[1] / "sql" / "views").glob("*.sql"))
+VIEWS = sorted(
+    Path(p.name).stem
+    for p in resources.files("traceidx.sql").joinpath("views").iterdir()
+    if p.name.endswith(".sql")
+)
 #: runtime -> the fewest delegated children the corpus holds (Codex: the 0.142 parent's two;
 #: Claude Code: the generated and public Agent/Task children; dsh: named and task-matched)
 DELEGATED = {"claude_code": 9, "codex": 2, "dsh": 15}

@@ -347,7 +347,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from traceidx.model import COLUMN_DOCS
+    from traceidx.model import COLUMN_DOCS, DERIVED_COLUMNS
     from traceidx.query import describe_views, view_summary
     from traceidx.schema import table_schema
 
@@ -358,7 +358,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
             out.append(("table", table, field.name, str(field.type), docs.get(field.name, "")))
     views = describe_views()
     for view, columns in views.items():
-        docs = COLUMN_DOCS.get(view, {})
+        docs = {**COLUMN_DOCS.get(view, {}), **DERIVED_COLUMNS.get(view, {})}
         for name, kind in columns:
             out.append(("view", view, name, kind, docs.get(name, "")))
     if args.format == "table":

@@ -541,6 +541,16 @@ TABLES: dict[str, type[msgspec.Struct]] = {
 }
 
 
+#: Columns a public view computes beside its table's stored ones, with their descriptions.
+DERIVED_COLUMNS: dict[str, dict[str, str]] = {
+    "model_calls": {
+        "cost_usd": "the call's cost in USD at its own time (genai-prices, or the --prices "
+        "override); empty when unpriced or without usage",
+    },
+    "tool_calls": {"kind": "the tool's runtime-neutral kind (see the tool_kinds view)"},
+}
+
+
 #: Column descriptions shown by `traceidx schema` (top-level columns of each table).
 COLUMN_DOCS: dict[str, dict[str, str]] = {
     "sources": {
