@@ -1,4 +1,4 @@
-"""Rules every adapter shares, decided once (see README "Shared rules").
+"""Rules every adapter shares, decided once (see docs/rules.md).
 
 * Human or not: a channel named "user" proves nothing. An input is ``human.*`` only when the
   runtime's own structure says a person typed it (interactive prompt markers); inputs a program

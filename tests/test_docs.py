@@ -1,0 +1,38 @@
+"""The docs describe the product as it is: a short README whose links resolve, a page per
+runtime, and every runtime's trace roots and override variables where a user looks for them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from traceidx.runtimes import RUNTIMES
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+pytestmark = pytest.mark.skipif(
+    not README.is_file() or not (ROOT / "docs").is_dir(), reason="needs the source tree"
+)
+
+
+def test_the_readme_is_short() -> None:
+    assert len(README.read_text("utf-8").splitlines()) <= 200
+
+
+def test_every_relative_link_resolves() -> None:
+    for page in [README, *sorted((ROOT / "docs").rglob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text("utf-8")):
+            if "://" in target:
+                continue
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)}: {target}"
+
+
+@pytest.mark.parametrize("runtime", sorted(RUNTIMES))
+def test_every_runtime_has_its_page_and_its_roots_in_the_readme(runtime: str) -> None:
+    assert (ROOT / "docs" / "runtimes" / f"{runtime}.md").is_file()
+    text = README.read_text("utf-8")
+    for home in RUNTIMES[runtime].homes:
+        assert f"`{home.variable}`" in text, home.variable
