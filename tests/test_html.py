@@ -25,6 +25,8 @@ from traceidx.reports import report_options
 
 #: the charts the demo's report draws (every section has data there)
 DEMO_CHARTS = {
+    "cost-models",
+    "cost-projects",
     "spend",
     "tokens",
     "models",

@@ -38,14 +38,64 @@ UNKNOWN = OUTPUT_UNKNOWN
 #: the models report's columns charted side by side (those present and not all empty)
 METRICS = ("tokens_per_loop_median", "cache_hit_share", "cost_per_loop_usd", "tool_failure_rate")
 OUTCOMES = ("completed", "interrupted", "failed", "no_outcome")
+#: the model colours, in order of spend (Tableau 20); further models get golden-angle hues
+PALETTE = (
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#bab0ac", "#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a",
+    "#d62728", "#ff9896", "#9467bd", "#c5b0d5",
+)  # fmt: skip
+
+
+def model_colours(names: list[str]) -> dict[str, str]:
+    """One fixed colour per model for every chart of the page (`names` in order of spend):
+    distinct for the first 20, then distinct hues of the golden angle."""
+    out = {}
+    for index, name in enumerate(names):
+        if index < len(PALETTE):
+            out[name] = PALETTE[index]
+        else:
+            out[name] = f"hsl({(index * 137.508) % 360:.0f}, 55%, 45%)"
+    return out
+
+
+def time_unit(periods: list[str], period: str) -> tuple[str, str]:
+    """The time unit a chart of periods uses (Vega-Lite timeUnit, and its word): the report's
+    own period when it is week or month; for days, days up to two months of span, weeks up to
+    two years, months beyond."""
+    if period == "week":
+        return "yearweek", "week"
+    if period == "month":
+        return "yearmonth", "month"
+    dates = sorted(p for p in periods if p)
+    if not dates:
+        return "yearmonthdate", "day"
+    from datetime import date
+
+    span = (date.fromisoformat(dates[-1][:10]) - date.fromisoformat(dates[0][:10])).days
+    if span <= 62:
+        return "yearmonthdate", "day"
+    if span <= 730:
+        return "yearweek", "week"
+    return "yearmonth", "month"
 
 
 @dataclass
 class Page:
-    """What the page shows, in order: sections of prose, charts and tables."""
+    """What the page shows, in order: sections of prose, charts and tables; `colours` is the
+    one colour scale every chart colours models by."""
 
     parts: list[str] = field(default_factory=list)
     charts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    colours: dict[str, str] = field(default_factory=dict)
+
+    def model_colour(self, field_name: str = "model", legend: bool = True) -> Any:
+        """The colour channel of a chart coloured by model, on the page's shared scale."""
+        import altair as alt
+
+        scale = alt.Scale(domain=list(self.colours), range=list(self.colours.values()))
+        return alt.Color(
+            f"{field_name}:N", scale=scale, title="model", legend=alt.Legend() if legend else None
+        )
 
     def heading(self, text: str, about: str = "") -> None:
         self.parts.append(f"<h2>{html.escape(text)}</h2>")
@@ -83,8 +133,10 @@ def collect(con: duckdb.DuckDBPyConnection, p: ReportParams) -> dict[str, pl.Dat
 def render(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
     """The whole page for the reports' rows."""
     _require()
-    page = Page()
+    page = Page(colours=model_colours(_models_by_spend(frames)))
     page.parts.append(_header(frames, p))
+    page.parts.append(_cards(frames))
+    _costs(page, frames)
     _usage(page, frames["usage"], p)
     _models(page, frames["models"])
     _projects(page, frames["projects"])
@@ -210,6 +262,119 @@ def _header(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
     )
 
 
+def _models_by_spend(frames: dict[str, pl.DataFrame]) -> list[str]:
+    """Every model the page shows, the costliest first (then by tokens, then by name)."""
+    import polars as pl
+
+    seen: dict[str, tuple[float, int]] = {}
+    usage = frames["usage"]
+    if "model" in usage.columns and not usage.is_empty():
+        sums = (
+            _label(usage, "model")
+            .group_by("model")
+            .agg(pl.col("cost_usd").sum(), pl.col("total").sum())
+        )
+        for row in sums.iter_rows(named=True):
+            seen[row["model"]] = (row["cost_usd"] or 0.0, row["total"] or 0)
+    models = frames["models"]
+    if "model" in models.columns:
+        for name in _label(models, "model").get_column("model"):
+            seen.setdefault(name, (0.0, 0))
+    return sorted(seen, key=lambda m: (-seen[m][0], -seen[m][1], m))
+
+
+def _top(frame: pl.DataFrame, key: str, value: str) -> tuple[str, float] | None:
+    """The key of the row group with the largest sum of `value`, and that sum."""
+    import polars as pl
+
+    if frame.is_empty() or key not in frame.columns or value not in frame.columns:
+        return None
+    sums = (
+        _label(frame, key)
+        .group_by(key)
+        .agg(pl.col(value).sum())
+        .filter(pl.col(value) > 0)
+        .sort([value, key], descending=[True, False])
+    )
+    return None if sums.is_empty() else (str(sums[0, key]), float(sums[0, value]))
+
+
+def _cards(frames: dict[str, pl.DataFrame]) -> str:
+    """The headline: total cost, tokens, sessions, the costliest model and project."""
+    usage, projects = frames["usage"], frames["projects"]
+    cost = _total(usage, "cost_usd")
+    model = _top(usage, "model", "cost_usd")
+    project = _top(projects, "project", "cost_usd")
+    cards = [
+        ("total cost", f"${_n(cost, 2)}" if cost is not None else "unpriced", "cost"),
+        ("tokens", _n(_total(usage, "total")), "tokens"),
+        ("sessions", _n(_total(projects, "sessions")), "sessions"),
+        (
+            "costliest model",
+            f"{model[0]} · ${_n(model[1], 2)}" if model else "–",
+            "model",
+        ),
+        (
+            "costliest project",
+            f"{project[0]} · ${_n(project[1], 2)}" if project else "–",
+            "project",
+        ),
+    ]
+    body = "".join(
+        f'<div class="card" id="card-{name}"><span class="label">{html.escape(label)}</span>'
+        f'<span class="value">{html.escape(value)}</span></div>'
+        for label, value, name in cards
+    )
+    return f'<section class="cards" id="cards">{body}</section>'
+
+
+def _costs(page: Page, frames: dict[str, pl.DataFrame]) -> None:
+    """Cost by model and by project: the first two questions a reader has."""
+    import altair as alt
+    import polars as pl
+
+    page.heading("Where the money went", "Cost by model and by project, priced per call.")
+    usage, projects = frames["usage"], frames["projects"]
+    drawn = False
+    for name, frame, key, title in (
+        ("cost-models", usage, "model", "Cost by model (USD)"),
+        ("cost-projects", projects, "project", "Cost by project (USD)"),
+    ):
+        if key not in frame.columns or "cost_usd" not in frame.columns:
+            continue
+        sums = (
+            _label(frame, key)
+            .group_by(key)
+            .agg(pl.col("cost_usd").sum())
+            .filter(pl.col("cost_usd") > 0)
+            .sort(["cost_usd", key], descending=[True, False])
+            .head(TABLE_ROWS)
+            .with_columns(pl.col("cost_usd").round(2).alias("label"))
+        )
+        if sums.is_empty():
+            continue
+        drawn = True
+        colour: Any = page.model_colour(legend=False) if key == "model" else alt.value("#4e79a7")
+        bars = (
+            alt.Chart(sums)
+            .mark_bar()
+            .encode(
+                x=alt.X("cost_usd:Q", title="USD"),
+                y=alt.Y(f"{key}:N", sort="-x", title=None),
+                color=colour,
+                tooltip=[f"{key}:N", alt.Tooltip("cost_usd:Q", format=",.2f")],
+            )
+        )
+        totals = bars.mark_text(align="left", dx=3).encode(
+            text=alt.Text("label:Q", format="$,.2f"), color=alt.value("#222")
+        )
+        page.chart(
+            name, (bars + totals).properties(width=WIDTH - 260, height=alt.Step(18), title=title)
+        )
+    if not drawn:
+        page.note("No priced calls in scope: no cost to show.")
+
+
 def _key(usage: pl.DataFrame) -> str:
     """What the usage rows are stacked by: the model, else the first dimension grouped by."""
     return "model" if "model" in usage.columns else usage.columns[1]
@@ -229,18 +394,21 @@ def _usage(page: Page, usage: pl.DataFrame, p: ReportParams) -> None:
     import altair as alt
     import polars as pl
 
+    unit, word = time_unit(usage.get_column("period").to_list() if "period" in usage.columns
+                           else [], p.period)  # fmt: skip
     page.heading(
-        f"Spend and tokens by {p.period}",
-        "Stacked by model; a loop counts in the period of its start (report usage).",
+        f"Spend and tokens by {word}",
+        "Stacked by model, on a time axis that keeps the gaps between active periods; tokens "
+        "and costs fall in the period of each call (report usage).",
     )
     if usage.is_empty():
         page.note("No loops in scope.")
         return
     key = _key(usage)
-    shown = _label(usage, key).with_columns(pl.col("period").replace("", UNKNOWN))
+    shown = _label(usage, key).filter(pl.col("period") != "")  # unknown times: named once above
     base = alt.Chart(shown).properties(width=WIDTH, height=220)
-    axis = alt.X("period:O", title=p.period, axis=alt.Axis(labelOverlap=True))
-    color = alt.Color(f"{key}:N", title=key)
+    axis = alt.X(f"{unit}(period):T", title=word, axis=alt.Axis(labelOverlap=True))
+    color = page.model_colour() if key == "model" else alt.Color(f"{key}:N", title=key)
     priced = shown.filter(pl.col("cost_usd").is_not_null())
     if priced.is_empty():
         page.note("No priced loops in scope: no spend to chart.")
@@ -248,13 +416,13 @@ def _usage(page: Page, usage: pl.DataFrame, p: ReportParams) -> None:
         page.chart(
             "spend",
             alt.Chart(priced)
-            .properties(width=WIDTH, height=220, title="spend (USD)")
+            .properties(width=WIDTH, height=220, title=f"Spend by {word} (USD)")
             .mark_bar()
             .encode(
                 x=axis,
                 y=alt.Y("sum(cost_usd):Q", title="USD"),
                 color=color,
-                tooltip=["period:O", f"{key}:N", "cost_usd:Q"],
+                tooltip=["period:N", f"{key}:N", "cost_usd:Q"],
             ),
         )
     page.chart(
@@ -264,9 +432,9 @@ def _usage(page: Page, usage: pl.DataFrame, p: ReportParams) -> None:
             x=axis,
             y=alt.Y("sum(total):Q", title="tokens"),
             color=color,
-            tooltip=["period:O", f"{key}:N", "loops:Q", "total:Q"],
+            tooltip=["period:N", f"{key}:N", "loops:Q", "total:Q"],
         )
-        .properties(title="tokens (input + output)"),
+        .properties(title=f"Tokens by {word} (input + output)"),
     )
     newest = usage.tail(TABLE_ROWS)
     title = "usage rows" if len(newest) == len(usage) else f"newest {len(newest)} usage rows"
@@ -291,7 +459,7 @@ def _models(page: Page, models: pl.DataFrame) -> None:
         .encode(
             x=alt.X("value:Q", title=None),
             y=alt.Y("model:N", title=None, sort="-x"),
-            color=alt.Color("model:N", legend=None),
+            color=page.model_colour(legend=False),
             tooltip=["model:N", "metric:N", "value:Q"],
         )
         .properties(width=WIDTH // 2 - 60, height=alt.Step(16))
@@ -311,7 +479,9 @@ def _models(page: Page, models: pl.DataFrame) -> None:
                 color=alt.Color("outcome:N", sort=outcomes),
                 tooltip=["model:N", "outcome:N", "loops:Q"],
             )
-            .properties(width=WIDTH - 160, height=alt.Step(18), title="loop outcome mix"),
+            .properties(
+                width=WIDTH - 160, height=alt.Step(18), title="How each model's loops ended"
+            ),
         )
     page.table("models", models, "models")
 
@@ -342,12 +512,16 @@ def _tooltip(frame: pl.DataFrame, column: str) -> Any:
 def _projects(page: Page, projects: pl.DataFrame) -> None:
     import polars as pl
 
-    page.heading("Top projects", "Per working directory of the sessions (report projects).")
+    page.heading(
+        "Top projects",
+        "Per project: the repository its sessions worked in, else the working directory's "
+        "last part (report projects).",
+    )
     shown = _label(projects, "project").filter(pl.col("tokens").is_not_null()).head(TABLE_ROWS)
     if shown.is_empty():
         page.note("No project has loops with usage in scope.")
         return
-    page.chart("projects", _bars("projects", shown, "tokens", "project", "tokens by project"))
+    page.chart("projects", _bars("projects", shown, "tokens", "project", "Tokens by project"))
     page.table("projects", projects.head(TABLE_ROWS), f"top {len(shown)} projects")
 
 
@@ -371,7 +545,7 @@ def _subagents(page: Page, subagents: pl.DataFrame) -> None:
             color=alt.Color("runtime:N"),
             tooltip=[f"{kind}:N", "runtime:N", "count():Q", "sum(tokens):Q"],
         )
-        .properties(width=WIDTH - 220, height=alt.Step(18), title="child sessions by kind"),
+        .properties(width=WIDTH - 220, height=alt.Step(18), title="Child sessions by agent type"),
     )
     busiest = subagents.sort(pl.col("tokens"), descending=True, nulls_last=True)
     page.table("subagents", busiest.head(TABLE_ROWS), "subagents with the most tokens")
@@ -406,7 +580,7 @@ def _tools(page: Page, tools: pl.DataFrame, slowest: pl.DataFrame) -> None:
                     slow.head(TABLE_ROWS),
                     "duration_ms_median",
                     "name",
-                    f"slowest {noun} (median ms)",
+                    f"Slowest {noun} (median milliseconds)",
                 ),
             )
         if failing.is_empty():
@@ -419,7 +593,7 @@ def _tools(page: Page, tools: pl.DataFrame, slowest: pl.DataFrame) -> None:
                     failing.head(TABLE_ROWS),
                     "failures",
                     "name",
-                    f"most failing {noun}",
+                    f"Most failing {noun}",
                 ),
             )
             page.table(f"failing-{kind}", failing.head(TABLE_ROWS), f"most failing {noun}")
@@ -457,6 +631,10 @@ body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1000px;
 h1 { font-size: 1.5rem; margin-bottom: .25rem; }
 h2 { font-size: 1.2rem; margin-top: 2.5rem; border-bottom: 1px solid #ccc; }
 header .scope, .about, .note { color: #555; }
+section.cards { display: flex; flex-wrap: wrap; gap: .75rem; margin: 1.5rem 0; }
+.card { flex: 1 1 150px; border: 1px solid #ddd; border-radius: 6px; padding: .6rem .8rem; }
+.card .label { display: block; color: #666; font-size: .8rem; text-transform: uppercase; }
+.card .value { display: block; font-size: 1.25rem; font-weight: 600; overflow-wrap: anywhere; }
 .chart { margin: 1rem 0; }
 .chart svg { max-width: 100%; height: auto; }
 section.table { margin: 1rem 0; overflow-x: auto; }
