@@ -6,7 +6,13 @@ Default roots: each registered runtime's own, as its adapter declares them
 
 When a directory is walked, files ending ``.jsonl``, ``.jsonl.zst`` or ``.jsonl.zstd`` are
 candidates; a file named explicitly is always a candidate. The runtime is never chosen here:
-adapters detect it from the content. Symlinked files are followed once (the locator is the
+adapters detect it from the content.
+
+A file whose name a runtime declares for its SQLite database (`traceidx.runtimes.Database`,
+e.g. ``opencode.db``), found in a walk or named, is not one candidate but one per session it
+holds (``<path>#<session id>``, traceidx.rowsource), each with its stamp as its listed size
+and modification time; a database that cannot be listed stays one candidate under its own
+path, for ingest to report why. Symlinked files are followed once (the locator is the
 canonical path, so a file reached twice is one candidate). A URI (traceidx.storage) is listed
 on its filesystem: every object beneath it is a file, its locator its full URI.
 
@@ -34,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from traceidx import storage
+from traceidx import rowsource, storage
 from traceidx.runtimes import declared
 from traceidx.sourceio import kind_of
 
@@ -137,7 +143,7 @@ def _walk(root: Path, superseded: list[Superseded], ignored: list[Ignored]) -> I
                     ignored.append(Ignored(entry.path, "a directory"))
                 else:
                     subdirectories.append(entry.path)
-            elif entry.name.endswith(TRACE_SUFFIXES):
+            elif entry.name.endswith(TRACE_SUFFIXES) or rowsource.layout_of(entry.name):
                 files[entry.name] = entry
         dropped = superseded_in(directory, files)
         superseded.extend(dropped)
@@ -226,8 +232,9 @@ def discover(paths: Iterable[Path | str]) -> Discovery:
             problems.append(f"{path}: no such file or directory")
             continue
         for locator in locators:
-            if locator not in seen:
-                seen[locator] = Candidate(locator)
+            if locator in seen or _expanded(locator, seen, listed.stats):
+                continue
+            seen[locator] = Candidate(locator)
     dropped = {s.locator: s for s in superseded if _canonical(s.locator) not in seen}
     return Discovery(
         [seen[k] for k in sorted(seen)],
@@ -236,6 +243,22 @@ def discover(paths: Iterable[Path | str]) -> Discovery:
         problems,
         listed.stats,
     )
+
+
+def _expanded(locator: str, seen: dict[str, Candidate], stats: dict[str, tuple[int, int]]) -> bool:
+    """Whether `locator` is a database whose sessions went to `seen` as candidates (with their
+    stamps in `stats`); a database that cannot be listed is not (it stays one candidate)."""
+    if rowsource.layout_of(locator) is None:
+        return False
+    try:
+        sessions = rowsource.listing(locator)
+    except (OSError, rowsource.Unreadable, rowsource.Foreign, rowsource.Changed):
+        return False
+    for session, stamp in sorted(sessions.items()):
+        candidate = rowsource.locator_of(locator, session)
+        seen.setdefault(candidate, Candidate(candidate))
+        stats[candidate] = stamp
+    return True
 
 
 def _canonical(locator: str) -> str:

@@ -15,6 +15,11 @@ and digests cover the whole source.
 
 In that mode a long plain source also yields a `traceidx.checkpoint.Checkpoint`, and
 `ingest(..., resume=checkpoint)` continues from one: only the lines after it are read.
+
+A session of a database (a locator `traceidx.rowsource` parses) is framed from its rows
+instead of lines: each row is one line of JSON, fed to the adapter as a line would be, and
+its record keeps the row's table and key. Such a source has no checkpoint: a change re-reads
+the session whole.
 """
 
 from __future__ import annotations
@@ -28,12 +33,12 @@ from typing import Any, Final, Literal
 import msgspec
 from mypy_extensions import mypyc_attr
 
-from traceidx import ids
+from traceidx import ids, rowsource
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
 from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
 from traceidx.errors import AdapterFailure, PublishError
-from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
+from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer, fingerprint
 from traceidx.items import ItemColumns
 from traceidx.model import Loop, ModelCall, Source
 from traceidx.project import Projection, Projector
@@ -201,6 +206,8 @@ class _Run:
         self.pending_bytes = 0
         self.since_drain = 0
         self.drain_every = DRAIN_EVERY  # read once: a module global costs a lookup per read
+        #: (table, key) of each row by position, for a database source (None for lines)
+        self.row_keys: list[tuple[str, str]] | None = None
 
     def restore(self, checkpoint: Checkpoint) -> Framer:
         """Continue from a checkpoint; the framer to feed the lines after it."""
@@ -226,6 +233,7 @@ class _Run:
         result = self.result
         if (
             self.sink is None
+            or self.row_keys is not None
             or offset < MIN_BYTES
             or result.stream.compression != "none"
             or result.runtime is None
@@ -382,6 +390,8 @@ class _Run:
             return
         self.keys.add(facts.occurred_at, line.fingerprint.encode("ascii"))
         self.result.records.append(line.start, line.end, status, facts.native_type)
+        if self.row_keys is not None:
+            self.result.records.add_row(*self.row_keys[line.position])
         if self.sink is not None:
             self.pending_bytes += line.end - line.start
             self.since_drain += 1
@@ -407,6 +417,9 @@ def ingest(
     """
     result = SourceResult(locator, "failed")
     try:
+        database = rowsource.parse(locator)
+        if database is not None:
+            return _ingest_rows(result, database, settings, sink, prefix_counts)
         return _ingest(result, settings, sink, prefix_counts, resume)
     except PublishError:  # writing the build's rows failed: no source's fault
         raise
@@ -473,6 +486,69 @@ def _ingest(
             f"{locator}: {result.stream.corrupt_reason} (decoded offset "
             f"{result.stream.corrupt_at}); records before it are kept, the rest is unreadable"
         )
+    return _conclude(result, run, settings)
+
+
+#: rows of a database source framed per call of `_Run.lines`
+ROW_BATCH: Final = 256
+
+
+def _ingest_rows(
+    result: SourceResult,
+    where: rowsource.Located,
+    settings: Settings,
+    sink: RowSink | None,
+    prefix_counts: Collection[int],
+) -> SourceResult:
+    """Ingest one session of a database: its rows, framed as traceidx.rowsource says."""
+    run = _Run(result, settings, sink, prefix_counts)
+    row_keys: list[tuple[str, str]] = []
+    run.row_keys = row_keys
+    session = where.session
+    offset = 0
+    try:
+        with rowsource.reading(where.database, where.layout) as reader:
+            if session is None:  # the database holds sources; it is none itself
+                return _skip(
+                    result,
+                    "a database: each of its sessions is a source of its own "
+                    f"({where.database}{rowsource.SEPARATOR}<session id>)",
+                )
+            stamp = reader.stamp(session)
+            if stamp is None:
+                result.reason, result.vanished = "vanished during the build", True
+                result.records = _NO_RECORDS
+                return result
+            result.size, result.mtime_ns = stamp
+            limit = settings.max_record_bytes
+            batch: list[FramedLine] = []
+            for table, key, data in reader.rows(session):
+                end = offset + len(data)
+                kept = data if len(data) <= limit else None
+                batch.append(FramedLine(len(row_keys), offset, end, fingerprint(data), kept))
+                row_keys.append((table, key))
+                offset = end + 1
+                if len(batch) >= ROW_BATCH:
+                    run.lines(batch, True)
+                    batch = []
+            run.lines(batch, True)
+    except FileNotFoundError:
+        result.reason, result.vanished = "vanished during the build", True
+        result.records = _NO_RECORDS
+        return result
+    except rowsource.Foreign as exc:
+        return _skip(result, f"a SQLite database, not this runtime's: {exc}")
+    except (rowsource.Unreadable, rowsource.Changed) as exc:
+        result.reason = f"{exc}; the next build reads it again"
+        result.records = _NO_RECORDS
+        return result
+    except OSError as exc:
+        result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
+        result.records = _NO_RECORDS
+        return result
+    if run.undecided:
+        run.decide()
+    result.indexed_bytes = offset
     return _conclude(result, run, settings)
 
 

@@ -405,8 +405,15 @@ class Source(_Struct, frozen=True):
     duplicate_of: Id | None = None
 
 
+class RowKey(_Struct, frozen=True):
+    """Where a row of a database source is: its table and primary key (as text)."""
+
+    table: str
+    key: str
+
+
 class Record(_Struct, frozen=True):
-    """One complete newline-terminated line of a Source.
+    """One complete newline-terminated line of a Source, or one row of a database source.
 
     `content_range` is half-open and excludes the newline; `fingerprint` is XXH3-128 (hex) of
     exactly those bytes (BLAKE2b-128 for sources gone before that change: `traceidx.frame`);
@@ -414,6 +421,9 @@ class Record(_Struct, frozen=True):
     `native_type` and `parse_status` are operational facts (not contract fields) that help
     diagnose evidence: `parse_status` is ``ok``, ``malformed``, ``oversized`` or ``joined``
     (several JSON objects written on one line without a newline, each recovered losslessly).
+    A row of a database source (traceidx.rowsource) is located by `row` (table, key); its
+    bytes are the row's stored values serialised as one JSON line, and its `content_range`
+    is that line's range in the session's rows framed one after another.
     """
 
     record_id: Id
@@ -424,6 +434,7 @@ class Record(_Struct, frozen=True):
     parse_status: Literal["ok", "malformed", "oversized", "joined"]
     occurred_at: EpochMs | None = None
     native_type: str | None = None
+    row: RowKey | None = None
 
 
 class SessionRef(_Struct, frozen=True):
@@ -536,7 +547,8 @@ TABLES: dict[str, type[msgspec.Struct]] = {
 COLUMN_DOCS: dict[str, dict[str, str]] = {
     "sources": {
         "source_id": "opaque id of the trace file (from its canonical locator)",
-        "locator": "canonical absolute path of the trace file",
+        "locator": "canonical absolute path of the trace file (a database session: "
+        "the database's path, '#', and the session's native id)",
         "runtime": "program that wrote the trace: claude_code, codex, pi or dsh",
         "compression": "none, or zstd (record ranges are offsets in the decoded stream)",
         "origin": "machine or person the file came from (build --origin; default: hostname)",
@@ -553,6 +565,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "(several JSON objects on one line, each recovered)",
         "occurred_at": "the runtime's own timestamp on the line, if any",
         "native_type": "the runtime's record type (type or type/refinement)",
+        "row": "table and primary key of a database row (a database source's records only)",
     },
     "sessions": {
         "session_id": "opaque id from (runtime, native_id)",

@@ -1,5 +1,6 @@
--- records: one row per complete line of a source, with its byte range and fingerprint.
+-- records: one row per complete line of a source (or row of a database source, located by
+-- its table and key), with its byte range and fingerprint.
 CREATE OR REPLACE VIEW records AS
 SELECT record_id, source_id, source_position, content_range, fingerprint, occurred_at,
-       parse_status, native_type
+       parse_status, native_type, row
 FROM _records;
