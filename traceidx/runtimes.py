@@ -93,6 +93,22 @@ RUNTIMES: dict[str, Runtime] = {
         "DshAdapter",
         (TraceHome("DSH_HOME", ".dsh", ("sessions",)),),
     ),
+    "opencode": Runtime(
+        "traceidx.adapters.opencode.adapter",
+        "OpenCodeAdapter",
+        (
+            TraceHome("XDG_DATA_HOME", ".local/share", ("opencode",)),
+            TraceHome("OPENCODE_DB", ".local/share/opencode/opencode.db", (".",)),
+        ),
+        Database(
+            ("opencode.db", "opencode-*.db"),
+            (
+                RowTable("session", session="id"),
+                RowTable("message", "session_id", "session_id", order=("time_created", "id")),
+                RowTable("part", "session_id", "message_id"),
+            ),
+        ),
+    ),
     "pi": Runtime(
         "traceidx.adapters.pi.adapter",
         "PiAdapter",
