@@ -25,7 +25,7 @@ def _work(runtime: str, limit: int) -> list[tuple[str, str, str | None, str | No
     return [(str(path), "new", None, None) for path in files]
 
 
-@pytest.mark.parametrize("runtime", ["claude", "codex", "dsh", "pi"])
+@pytest.mark.parametrize("runtime", ["claude", "codex", "dsh", "pi", "qwen"])
 def test_ingesting_leaves_no_cyclic_garbage(tmp_path: Path, runtime: str) -> None:
     task = Task(Settings(), {}, tmp_path, {})
     process_batch(_work(runtime, 3), task)  # imports and caches made once, before measuring

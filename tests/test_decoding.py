@@ -41,6 +41,12 @@ NARROW = sorted(name for name, cls in adapters().items() if cls.record_type is n
 #: each member decoded to a narrower type (by the path of members that leads to it)
 RECEIVERS: dict[str, dict[str, tuple[str, ...]]] = {
     "claude_code": {"obj": (), "facts": ("toolUseResult",)},
+    "qwen": {
+        "obj": (),
+        "facts": ("toolCallResult",),
+        "display": ("toolCallResult", "resultDisplay"),
+        "payload": ("systemPayload",),
+    },
 }
 
 

@@ -38,7 +38,7 @@ def test_items_table_equals_encoding_the_item_objects() -> None:
         _assert_grouped_by_shape(table, runs)
         runtimes.add(result.runtime)
         items += len(objects)
-    assert runtimes == {"claude_code", "codex", "dsh", "pi"} and items > 10_000
+    assert runtimes == {"claude_code", "codex", "dsh", "pi", "qwen"} and items > 10_000
 
 
 def _assert_grouped_by_shape(table: pa.Table, runs: list[ItemColumns]) -> None:

@@ -7,16 +7,19 @@ detection and the parent link. The joined-records quirk is checked on the two re
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import corpus_path
+from tests.conftest import corpus_path, fixture_path
 from traceidx.adapters import detect
 from traceidx.adapters.base import Draft, DraftItem
 from traceidx.adapters.pi import PiAdapter
 from traceidx.adapters.pi.wire import parent_native_id
 from traceidx.ingest import Settings, ingest
+from traceidx.pipeline import build
+from traceidx.query import connect
 
 HEADER = {
     "type": "session",
@@ -284,3 +287,26 @@ def test_joined_records_project_both_values(name: str, line: int, expected: list
     # a loop may start on the joined line, but never two
     starts = [loop.start_record_id for loop in result.projection.loops]
     assert starts.count(record.record_id) <= 1
+
+
+def test_a_failed_attempt_is_a_call_of_its_outcome_and_bills_nothing(tmp_path: Path) -> None:
+    """Pi writes an assistant message with zero usage for each HTTP 500: a model_calls row
+    with outcome error and no usage; the failed loop has no usage (absent, not zero)."""
+    trace = next(fixture_path("generated", "pi").glob("error_http500-*.jsonl"))
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / trace.name).write_bytes(trace.read_bytes())
+    assert build([folder], tmp_path / "ds", jobs=1).exit_code == 0
+    con = connect(tmp_path / "ds")
+    try:
+        calls = con.sql(
+            "SELECT c.outcome, c.usage.input + c.usage.output AS tokens, "
+            "l.usage IS NULL AS unbilled "
+            "FROM model_calls c JOIN loops l USING (loop_id) ORDER BY c.outcome"
+        ).fetchall()
+    finally:
+        con.close()
+    failed = [c for c in calls if c[0] == "error"]
+    assert failed and all(tokens is None and unbilled for _, tokens, unbilled in failed)
+    assert [c[0] for c in calls if c[0] != "error"] == ["ok"] * (len(calls) - len(failed))
+    assert all(tokens > 0 for outcome, tokens, _ in calls if outcome == "ok")

@@ -50,9 +50,9 @@ def prompt_turns(truth: dict[str, Any]) -> list[dict[str, Any]]:
 
 def expected_usage(turn: dict[str, Any]) -> dict[str, int | None] | None:
     """The contract's usage of a turn: Pi's input excludes cache reads and writes."""
-    if not turn["requests"]:
-        return None
     recorded = turn["usage_recorded_sum"]
+    if not turn["requests"] or not any(recorded.values()):
+        return None  # failed attempts stating only zeros billed nothing: usage is absent
     return {
         "input": recorded["input"] + recorded["cacheRead"] + recorded["cacheWrite"],
         "cached": recorded["cacheRead"],

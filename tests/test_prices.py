@@ -77,14 +77,14 @@ def expected_cost(call: dict[str, Any]) -> float | None:
 
 
 def calls_of(dataset: Path) -> list[dict[str, Any]]:
-    """Every model call with its usage and the time it is priced at."""
+    """Every billed model call (with usage) and the time it is priced at."""
     rows = (
         connect(dataset)
         .execute(
             "SELECT c.model, c.provider, c.usage.input, c.usage.cached, c.usage.cache_write, "
             "c.usage.output, epoch_ms(coalesce(c.occurred_at, l.started_at, s.created_at)) "
             "FROM model_calls c JOIN sessions s USING (session_id) "
-            "LEFT JOIN loops l USING (loop_id)"
+            "LEFT JOIN loops l USING (loop_id) WHERE c.usage IS NOT NULL"
         )
         .fetchall()
     )
@@ -112,7 +112,7 @@ def test_loop_usage_is_the_sum_of_its_model_calls_per_runtime(
                         THEN sum(usage.cache_write) END AS cache_write,
                    CASE WHEN count(usage.reasoning) = count(*)
                         THEN sum(usage.reasoning) END AS reasoning
-            FROM model_calls WHERE loop_id IS NOT NULL GROUP BY loop_id
+            FROM model_calls WHERE loop_id IS NOT NULL AND usage IS NOT NULL GROUP BY loop_id
         )
         SELECT s.runtime, count(*) AS loops, count(c.loop_id) AS with_calls,
             count(*) FILTER (WHERE
@@ -354,3 +354,30 @@ def test_resolved_rates_price_any_call_as_genai_prices_does(
         genai_request_timestamp=at,
     )
     assert rate_cost(match.rates, usage, at) == pytest.approx(float(theirs.total_price), rel=1e-9)
+
+
+def test_model_calls_carry_the_cost_the_reports_sum(traces_dataset: Path, tmp_path: Path) -> None:
+    """`model_calls.cost_usd` is the per-call cost: the usage report's total is its sum, an
+    unpriced or usage-less call has none (never 0), and `sql --prices` reprices it."""
+    query = (
+        "SELECT round(sum(cost_usd), 6) AS cost, count(*) FILTER (WHERE cost_usd IS NULL AND "
+        "usage IS NOT NULL) AS unpriced, count(*) FILTER (WHERE usage IS NULL AND cost_usd "
+        "IS NOT NULL) AS usage_less FROM model_calls"
+    )
+    [row] = cli_json("sql", "--dataset", str(traces_dataset), "--format", "json", query)
+    usage = cli_json("report", "usage", "--dataset", str(traces_dataset), "--timezone", "UTC")
+    assert row["cost"] == pytest.approx(sum(r["cost_usd"] or 0 for r in usage), abs=1e-4)
+    assert row["cost"] > 0 and row["unpriced"] > 0
+    assert row["usage_less"] == 0
+    assert row["unpriced"] == sum(r["unpriced_calls"] for r in usage)
+    prices = tmp_path / "prices.json"
+    entry = {"pattern": "^deepseek-v4-flash$", "input": 1, "cached_input": 0, "cache_write": 0}
+    prices.write_text(json.dumps({"models": [{**entry, "output": 0}]}))
+    flash = (
+        "SELECT usage.input - coalesce(usage.cached, 0) - coalesce(usage.cache_write, 0) AS "
+        "fresh, cost_usd FROM model_calls WHERE model = 'deepseek-v4-flash' AND usage IS NOT NULL"
+    )
+    args = ("sql", "--dataset", str(traces_dataset), "--format", "json")
+    repriced = cli_json(*args, "--prices", str(prices), flash)
+    assert repriced and all(r["cost_usd"] == pytest.approx(r["fresh"] / 1e6) for r in repriced)
+    assert cli_json(*args, flash) != repriced

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 import traceidx
-from tests.conftest import fixture_path
+from tests.conftest import CORPUS, FIXTURES, fixture_path
 from traceidx.adapters import adapter, adapters, detect
+from traceidx.discover import TRACE_SUFFIXES
 from traceidx.runtimes import RUNTIMES, declared, names
 
 PACKAGE = Path(traceidx.__file__).resolve().parent
@@ -83,15 +84,46 @@ def test_every_registered_runtime_has_its_adapter_package() -> None:
     assert adapters() == {name: adapter(name) for name in names()}
 
 
-def test_each_fixture_is_claimed_by_its_own_runtime_only() -> None:
+#: each folder of the generated set -> the runtime that wrote its traces
+GENERATED_RUNTIMES = {
+    "claude": "claude_code",
+    "codex": "codex",
+    "dsh": "dsh",
+    "pi": "pi",
+    "qwen": "qwen",
+}
+#: files of a runtime home named like traces that are not (Qwen Code's per-run usage summary)
+NOT_TRACES = frozenset({"usage_record.jsonl"})
+
+
+def _claimants(path: Path) -> list[str]:
+    """The runtimes whose adapters claim a file (by its leading decoded records)."""
     from tests.facts import decoded_records
 
-    for runtime, folder in {"codex": "codex", "pi": "pi"}.items():
-        for path in sorted(fixture_path("generated", folder).glob("*.jsonl")):
-            head = [o for _, objs in decoded_records(path)[:32] for o in objs]
-            claimed = [name for name in names() if adapter(name).claims(head)]
-            assert claimed == [runtime], (path.name, claimed)
-            assert detect(head) is adapter(runtime)
+    head = [o for _, objs in decoded_records(path)[:32] for o in objs]
+    claimed = [name for name in names() if adapter(name).claims(head)]
+    found = detect(head)
+    assert found is (adapter(claimed[0]) if claimed else None), path
+    return claimed
+
+
+@pytest.mark.parametrize("where", ["fixtures", "corpus"])
+@pytest.mark.parametrize("folder", sorted(GENERATED_RUNTIMES))
+def test_each_generated_trace_is_claimed_by_its_own_runtime_only(where: str, folder: str) -> None:
+    """Every trace of a runtime's folder of the generated set (the committed copies always, the
+    shared corpus's whole set when it is present) is claimed by its runtime's adapter and no
+    other; the files beside them named like traces that are not (the generators' ``_gen/`` logs,
+    Qwen Code's ``usage_record.jsonl``) by none."""
+    root = (FIXTURES if where == "fixtures" else CORPUS) / "generated" / folder
+    if not root.is_dir():
+        pytest.skip(f"corpus not available: {root}")
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+    traces = [p for p in files if "_gen" not in p.parts and p.name not in NOT_TRACES]
+    assert traces
+    for path in traces:
+        assert _claimants(path) == [GENERATED_RUNTIMES[folder]], path.relative_to(root)
+    for path in (p for p in files if p not in traces):
+        assert _claimants(path) == [], path.relative_to(root)
 
 
 def test_the_public_build_stays_a_function(tmp_path: Path) -> None:

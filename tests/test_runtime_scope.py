@@ -1,6 +1,6 @@
 """`--runtime` scopes a build's reading, never the dataset.
 
-A dataset of four runtimes keeps every source, session and item of the others through
+A dataset of several runtimes keeps every source, session and item of the others through
 `build --runtime X` and `build --rebuild --runtime X`, and a later plain build finds nothing
 to do; a build that reads one runtime records nothing of the files of the others (they are
 not "skipped"), so a later plain build indexes them as new.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.conftest import FIXTURES, traceidx_cli
 
-ROOT = str(FIXTURES / "generated")  # Claude Code, Codex, dsh and Pi traces
+ROOT = str(FIXTURES / "generated")  # Claude Code, Codex, dsh, Pi and Qwen Code traces
 
 COUNTS = """
     SELECT s.runtime, count(DISTINCT s.source_id) AS sources,
@@ -49,7 +49,7 @@ def test_a_runtime_filter_keeps_the_other_runtimes(tmp_path: Path) -> None:
     dataset = tmp_path / "dataset"
     _ok("build", "--dataset", str(dataset), ROOT)
     before, states = _counts(dataset), _states(dataset)
-    assert {row["runtime"] for row in before} == {"claude_code", "codex", "dsh", "pi"}
+    assert {row["runtime"] for row in before} == {"claude_code", "codex", "dsh", "pi", "qwen"}
     for extra in ([], ["--rebuild"]):
         out = _ok("build", "--dataset", str(dataset), "--runtime", "codex", *extra, ROOT)
         assert "outside" in out  # the other runtimes' sources, left as they were

@@ -304,7 +304,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     from traceidx.query import connect, rows
 
     query = args.query if args.query != "-" else sys.stdin.read()
-    con = connect(args.dataset)
+    con = connect(args.dataset, prices=args.prices)
     try:
         columns, data = rows(con, query)
     except duckdb.Error as exc:
@@ -553,6 +553,11 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sql", parents=[common, fmt], help="run a SQL query over the views")
     p.add_argument("query", help="SQL text, or - to read it from stdin")
+    p.add_argument(
+        "--prices",
+        type=Path,
+        help="a prices JSON file whose entries override genai-prices in model_calls.cost_usd",
+    )
     p.set_defaults(func=cmd_sql)
 
     p = sub.add_parser("schema", parents=[common, fmt], help="tables, columns and meanings")

@@ -31,6 +31,8 @@ Runtime = str
 
 EvidenceStrength = Literal["structural", "heuristic"]
 Outcome = Literal["completed", "interrupted", "failed"]
+#: how a model call ended: answered (`ok`), a failed attempt (`error`), cut by the user (`aborted`)
+CallOutcome = Literal["ok", "error", "aborted"]
 
 
 class _Struct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -519,18 +521,22 @@ class Item(_Struct, frozen=True):
 
 class ModelCall(_Struct, frozen=True):
     """One model call (API response) the trace records usage for; a Loop's usage is the sum
-    of its calls' usage. `model`/`provider` as the trace states them for the call (the
-    model falls back to the Loop's); a call outside any Loop has no `loop_id`."""
+    of its calls' usage. `model`/`provider` as the trace states them for the call (the model
+    falls back to the Loop's); a call outside any Loop has no `loop_id`; `outcome` says whether
+    the call was answered or is a failed or aborted attempt the runtime wrote a response for; such
+    an attempt that states only zeros (Pi's message for an HTTP 500) billed nothing: its usage is
+    absent (`traceidx.rules.billed`)."""
 
     call_id: Id
     session_id: Id
     source_id: Id
     record_ids: tuple[Id, ...]
-    usage: Usage
+    usage: Usage | None
     loop_id: Id | None = None
     occurred_at: EpochMs | None = None
     model: str | None = None
     provider: str | None = None
+    outcome: CallOutcome = "ok"
 
 
 TABLES: dict[str, type[msgspec.Struct]] = {
@@ -613,10 +619,12 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "session_id": "the Session the call belongs to",
         "source_id": "the Source whose records state the call (operational)",
         "record_ids": "records stating the call's usage",
-        "usage": "the call's token usage (input includes cache; absent members stay absent)",
+        "usage": "the call's token usage (input includes cache; absent members stay absent); "
+        "absent for a failed attempt that billed nothing",
         "loop_id": "the Loop the call ran in; absent for a call outside any Loop",
         "occurred_at": "the runtime's time of the call's first record, if reported",
         "model": "the model the call names (else its Loop's)",
         "provider": "the provider the trace states for the call, if any",
+        "outcome": "ok (answered), error (a failed attempt) or aborted (cut by the user)",
     },
 }

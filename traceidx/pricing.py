@@ -315,10 +315,11 @@ def _store(path: Path, cached: dict[str, Any]) -> None:
 def load(con: duckdb.DuckDBPyConnection, override: Path | None = None) -> None:
     """Temp tables ``price_matches`` (model, provider, source, matched_provider, entry) and
     ``price_rates`` (model, provider, `RATE_COLUMNS`) for every (model, provider) pair of the
-    dataset's model calls."""
+    dataset's billed model calls (those with usage)."""
     overrides = load_overrides(override)
     pairs = con.execute(
-        "SELECT DISTINCT model, provider FROM model_calls WHERE model IS NOT NULL"
+        "SELECT DISTINCT model, provider FROM _model_calls "
+        "WHERE model IS NOT NULL AND usage IS NOT NULL"
     ).fetchall()
     matches = resolve([(m, p) for m, p in pairs], overrides)
     con.execute(

@@ -30,7 +30,7 @@ from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.items import ItemColumns, value_row
 from traceidx.model import Item, Loop, LoopEnd, LoopModel, ModelCall, Session, SessionRef, Usage
 from traceidx.redact import Redactor
-from traceidx.rules import UsageSample, sum_usage
+from traceidx.rules import UsageSample, billed, sum_usage
 from traceidx.shell import parse_shell
 from traceidx.text import DEFAULT_TEXT_LIMIT, text_content, text_row
 
@@ -231,8 +231,12 @@ class Projector:
             first = min(sample.records) if sample.records else -1
             ordinal = self._call_ordinals.get(first, 0)
             self._call_ordinals[first] = ordinal + 1
-            usage = Usage(
-                sample.input, sample.output, sample.cached, sample.cache_write, sample.reasoning
+            usage = (
+                Usage(
+                    sample.input, sample.output, sample.cached, sample.cache_write, sample.reasoning
+                )
+                if billed(sample)
+                else None
             )
             out.append(
                 ModelCall(
@@ -245,6 +249,7 @@ class Projector:
                     occurred_at=sample.occurred_at,
                     model=sample.model or loop_model,
                     provider=sample.provider,
+                    outcome=sample.outcome,
                 )
             )
         return out

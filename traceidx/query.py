@@ -63,9 +63,15 @@ def _sql_list(paths: list[Path]) -> str:
 
 
 def connect(
-    dataset: str | Path | None = None, *, database: str = ":memory:"
+    dataset: str | Path | None = None,
+    *,
+    database: str = ":memory:",
+    prices: str | Path | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection over a published dataset (default: the default dataset), with views.
+
+    `model_calls.cost_usd` prices each call with genai-prices, or with the entries of a
+    `prices` override file (see ``traceidx prices --help``).
 
     >>> con = traceidx.connect("~/.local/share/traceidx")  # doctest: +SKIP
     >>> con.sql("SELECT model, sum(total) FROM loop_usage GROUP BY 1").show()  # doctest: +SKIP
@@ -91,7 +97,7 @@ def connect(
     with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets it is off anyway
         con.execute("SET enable_progress_bar = false")
     files = {table: manifest.files(table) for table in TABLES}
-    _define_views(con, files, Path(root) if remote is None else remote)
+    _define_views(con, files, Path(root) if remote is None else remote, prices)
     return con
 
 
@@ -99,9 +105,11 @@ def _define_views(
     con: duckdb.DuckDBPyConnection,
     files: dict[str, list[str]],
     root: Path | RemoteDataset | None = None,
+    prices: str | Path | None = None,
 ) -> None:
     """Each table's part files (relative to `root`) as ``_<table>`` (an empty relation of the
-    derived schema when it has none), then the shipped views."""
+    derived schema when it has none), the price tables of its model calls
+    (`traceidx.pricing.load`), then the shipped views."""
     for table in TABLES:
         if files.get(table) and root is not None and not isinstance(root, Path):
             import pyarrow.dataset as ds
@@ -124,6 +132,9 @@ def _define_views(
             empty = table_schema(table).empty_table()
             con.register(f"_{table}_empty", empty)
             con.execute(f"CREATE VIEW _{table} AS SELECT * FROM _{table}_empty")
+    from traceidx import pricing
+
+    pricing.load(con, Path(prices) if prices is not None else None)
     for name in VIEWS:
         con.execute(view_sql(name))
 

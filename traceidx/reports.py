@@ -162,7 +162,8 @@ def prepare(con: duckdb.DuckDBPyConnection, p: ReportParams) -> None:
             f"--group-by {','.join(p.group_by)!r}: give a comma-separated list of "
             f"{', '.join(DIMENSIONS)}"
         )
-    pricing.load(con, p.prices)
+    if p.prices is not None:  # connect priced the calls with genai-prices
+        pricing.load(con, p.prices)
     variables: dict[str, Any] = {
         "tz": p.timezone,
         "period": p.period,

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from traceidx.model import Usage
+from traceidx.model import CallOutcome, Usage
 
 
 def type_tag(value: object) -> str | None:
@@ -52,6 +52,7 @@ class UsageSample(msgspec.Struct, frozen=True, gc=False):
     occurred_at: int | None = None
     model: str | None = None
     provider: str | None = None
+    outcome: CallOutcome = "ok"
 
     def located(
         self,
@@ -111,8 +112,19 @@ def usage_sample(
     )
 
 
+def billed(sample: UsageSample) -> bool:
+    """Whether a call billed tokens: it was answered, or it is a failed or aborted attempt that
+    still states usage (a stream cut after the provider counted it). A failed attempt stating
+    only zeros (Pi's message for an HTTP 500) billed nothing: its usage is absent, not 0."""
+    if sample.outcome == "ok":
+        return True
+    return bool(sample.input or sample.output or sample.cached or sample.cache_write)
+
+
 def sum_usage(samples: list[UsageSample]) -> Usage | None:
-    """A Loop's usage: sums; an optional member survives only if every sample has it."""
+    """A Loop's usage: the sums over its billed calls (`billed`); an optional member
+    survives only if every such call has it. A Loop whose calls billed nothing has none."""
+    samples = [s for s in samples if billed(s)]
     if not samples:
         return None
 

@@ -114,6 +114,15 @@ RUNTIMES: dict[str, Runtime] = {
         "PiAdapter",
         (TraceHome("PI_CODING_AGENT_DIR", ".pi/agent", ("sessions",)),),
     ),
+    # Qwen Code writes chats under QWEN_RUNTIME_DIR, else QWEN_HOME, else ~/.qwen: both homes
+    "qwen": Runtime(
+        "traceidx.adapters.qwen.adapter",
+        "QwenAdapter",
+        (
+            TraceHome("QWEN_RUNTIME_DIR", ".qwen", ("projects",)),
+            TraceHome("QWEN_HOME", ".qwen", ("projects",)),
+        ),
+    ),
 }
 
 

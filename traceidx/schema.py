@@ -86,6 +86,11 @@ def _semantic_type() -> pa.StructType:
     return pa.struct(fields)
 
 
+def _optional(t: mi.Type) -> bool:
+    """Whether a field's type admits None (a required field may still be absent)."""
+    return isinstance(t, mi.UnionType) and any(isinstance(x, mi.NoneType) for x in t.types)
+
+
 @cache
 def table_schema(table: str) -> pa.Schema:
     """The Arrow schema of one table, with column descriptions as field metadata."""
@@ -96,7 +101,8 @@ def table_schema(table: str) -> pa.Schema:
     fields = []
     for f in info.fields:
         meta = {"description": docs[f.name]} if f.name in docs else None
-        fields.append(pa.field(f.name, _arrow(f.type), nullable=f.required is False, metadata=meta))
+        nullable = not f.required or _optional(f.type)
+        fields.append(pa.field(f.name, _arrow(f.type), nullable=nullable, metadata=meta))
     return pa.schema(fields)
 
 

@@ -90,9 +90,20 @@ def _early_line(line: dict[str, Any]) -> bool:
     )
 
 
+def _gemini_shaped(line: dict[str, Any]) -> bool:
+    """A line Claude Code never writes: a message in the Gemini ``Content`` shape (``parts``,
+    not ``content``) or a ``systemPayload``: Qwen Code's chat records, which share this
+    format's ``sessionId``/``type``/``uuid`` envelope (``docs/runtimes/qwen.md``)."""
+    message = line.get("message")
+    parts = isinstance(message, dict) and isinstance(message.get("parts"), list)
+    return parts or isinstance(line.get("systemPayload"), dict)
+
+
 def is_transcript(head: list[Any]) -> bool:
     """Whether decoded leading records are a transcript (see ``docs/runtimes/claude_code.md``)."""
     dicts = [o for o in head if isinstance(o, dict)]
+    if any(_gemini_shaped(o) for o in dicts):
+        return False
     if dicts and dicts[0].get("type") == "summary" and "leafUuid" in dicts[0]:
         return True
     return any(

@@ -19,6 +19,7 @@ from traceidx.adapters.base import (
     RecordFacts,
 )
 from traceidx.adapters.pi.wire import (
+    CALL_FAILURES,
     CUSTOM_ROLES,
     EXIT_LINE,
     FINAL_STOPS,
@@ -298,14 +299,16 @@ class PiAdapter(Adapter):
             )
             if sample is not None:
                 provider = message.get("provider")
-                loop.usage.append(
-                    sample.located(
-                        (self.position,),
-                        self.time,
-                        model if isinstance(model, str) and model else None,
-                        provider if isinstance(provider, str) and provider else None,
-                    )
+                sample = sample.located(
+                    (self.position,),
+                    self.time,
+                    model if isinstance(model, str) and model else None,
+                    provider if isinstance(provider, str) and provider else None,
                 )
+                ended = type_tag(message.get("stopReason"))
+                if ended in CALL_FAILURES:  # an attempt Pi wrote with the usage it billed
+                    sample = msgspec.structs.replace(sample, outcome=CALL_FAILURES[ended])
+                loop.usage.append(sample)
         content = message.get("content")
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         if isinstance(content, str) and content:

@@ -8,6 +8,7 @@ from typing import Any, Final
 import msgspec
 
 from traceidx.adapters.values import refined
+from traceidx.model import CallOutcome
 from traceidx.timestamps import rfc3339_ms
 
 SHELL_TOOLS: Final = frozenset({"bash"})
@@ -38,6 +39,8 @@ def session_file_id(details: dict[str, Any]) -> str | None:
 
 SUMMARY_ROLES: Final = frozenset({"compactionSummary", "branchSummary"})
 FINAL_STOPS: Final = frozenset({"stop", "length"})
+#: the stop reasons of an attempt that ended without an answer, and the call's outcome
+CALL_FAILURES: Final[dict[str, CallOutcome]] = {"error": "error", "aborted": "aborted"}
 
 # Run phases of the current chain.
 IDLE: Final = "idle"  # no run in progress

@@ -3,11 +3,9 @@
 -- (day|week|month), since/until (local dates, both inclusive; NULL = unbounded), runtimes and
 -- models (lists; NULL = all). A loop is placed by its start time in tz; a loop whose start
 -- time is unknown has an empty period and is left out when since or until is given.
--- The model calls of the dataset with their cost (price tables from traceidx.pricing): a
--- call is priced at its own time (else its loop's start, else its session's creation) by
--- the entry its (model, provider) matched: the last of the entry's price periods active
--- then (else its first), in the band of the call's input tokens; cost_usd is empty for an
--- unpriced call. Dimensions a usage report can group by are columns here (see
+-- The billed model calls of the dataset (those with usage) with their cost: the model_calls
+-- view's cost_usd (price tables from traceidx.pricing), so a report's cost is a sum of that
+-- column. Dimensions a usage report can group by are columns here (see
 -- traceidx.reports.DIMENSIONS); agent is main, or the subagent type the delegation names;
 -- origin is the origin of the session's first source.
 -- Both are tables: computed once per report (every report reads them through report_loops).
@@ -38,45 +36,16 @@ LEFT JOIN _sources AS o ON o.source_id = s.source_ids[1]
 GROUP BY s.session_id;
 
 CREATE OR REPLACE TEMP TABLE priced_calls AS
-WITH calls AS (
-    SELECT c.call_id, c.session_id, c.loop_id, c.occurred_at, c.model, c.provider,
-           c.usage.input AS input, c.usage.cached AS cached,
-           c.usage.cache_write AS cache_write, c.usage.output AS output,
-           c.usage.reasoning AS reasoning,
-           c.usage.input + c.usage.output AS total,
-           d.* EXCLUDE (session_id, created_at),
-           coalesce(c.occurred_at, l.started_at, d.created_at, now()) AS priced_at
-    FROM model_calls AS c
-    JOIN session_dimensions AS d USING (session_id)
-    LEFT JOIN _loops AS l USING (loop_id)
-),
-rated AS (
-    SELECT c.call_id,
-        arg_max(r, CASE WHEN (r.kind = 'always'
-            OR (r.kind = 'from_date' AND c.priced_at::DATE >= r.start_date)
-            OR (r.kind = 'time_of_day' AND (
-                CASE WHEN r.end_s < r.start_s
-                     THEN (epoch_ms(c.priced_at) % 86400000) / 1000.0 >= r.start_s
-                          OR (epoch_ms(c.priced_at) % 86400000) / 1000.0 < r.end_s
-                     ELSE (epoch_ms(c.priced_at) % 86400000) / 1000.0 >= r.start_s
-                          AND (epoch_ms(c.priced_at) % 86400000) / 1000.0 < r.end_s END)))
-                        THEN [1, r.ordinal, r.above] ELSE [0, -r.ordinal, r.above] END) AS rate
-    FROM calls AS c
-    JOIN price_rates AS r
-      ON r.model = c.model AND r.provider IS NOT DISTINCT FROM c.provider
-     AND (r.above = 0 OR c.input > r.above)
-    GROUP BY c.call_id
-)
-SELECT c.* EXCLUDE (priced_at),
-    CASE WHEN t.rate IS NOT NULL THEN
-        t.rate.per_call
-        + (c.input - coalesce(c.cached, 0) - coalesce(c.cache_write, 0)) * t.rate.input
-        + coalesce(c.cached, 0) * t.rate.cached
-        + coalesce(c.cache_write, 0) * t.rate.cache_write
-        + c.output * t.rate.output
-    END AS cost_usd
-FROM calls AS c
-LEFT JOIN rated AS t USING (call_id);
+SELECT c.call_id, c.session_id, c.loop_id, c.occurred_at, c.model, c.provider,
+       c.usage.input AS input, c.usage.cached AS cached,
+       c.usage.cache_write AS cache_write, c.usage.output AS output,
+       c.usage.reasoning AS reasoning,
+       c.usage.input + c.usage.output AS total,
+       d.* EXCLUDE (session_id, created_at),
+       c.cost_usd
+FROM model_calls AS c
+JOIN session_dimensions AS d USING (session_id)
+WHERE c.usage IS NOT NULL;  -- a failed attempt that billed nothing is no billed call
 
 -- The model calls a report covers, placed by their own time in tz (a call without one by
 -- its loop's start): runtimes / models (the call's model) / since / until filter them.
