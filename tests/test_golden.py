@@ -154,7 +154,7 @@ def _projected(runtime: str, name: str, dataset: Path, update: bool) -> tuple[An
 
 
 def test_every_runtime_has_committed_cases() -> None:
-    assert {rt for rt, _ in PARAMS} == {"claude", "codex", "pi", "dsh", "qwen"}
+    assert {rt for rt, _ in PARAMS} == {"claude", "codex", "pi", "dsh", "opencode", "qwen"}
     for runtime, name in PARAMS + CORPUS_CASES:
         assert (GOLDEN / runtime / f"{name}.json").exists(), (runtime, name)
     expected = {p.parent.name + "/" + p.stem for p in GOLDEN.glob("*/*.json")} - {

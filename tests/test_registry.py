@@ -89,11 +89,18 @@ GENERATED_RUNTIMES = {
     "claude": "claude_code",
     "codex": "codex",
     "dsh": "dsh",
+    "opencode": "opencode",
     "pi": "pi",
     "qwen": "qwen",
 }
 #: files of a runtime home named like traces that are not (Qwen Code's per-run usage summary)
 NOT_TRACES = frozenset({"usage_record.jsonl"})
+
+
+def database_sessions(root: Path) -> list[Path]:
+    from tests.facts import database_sessions as sessions
+
+    return sessions(root)
 
 
 def _claimants(path: Path) -> list[str]:
@@ -119,6 +126,7 @@ def test_each_generated_trace_is_claimed_by_its_own_runtime_only(where: str, fol
         pytest.skip(f"corpus not available: {root}")
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
     traces = [p for p in files if "_gen" not in p.parts and p.name not in NOT_TRACES]
+    traces += database_sessions(root)  # a database's sessions (OpenCode's)
     assert traces
     for path in traces:
         assert _claimants(path) == [GENERATED_RUNTIMES[folder]], path.relative_to(root)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.conftest import FIXTURES, traceidx_cli
 
-ROOT = str(FIXTURES / "generated")  # Claude Code, Codex, dsh, Pi and Qwen Code traces
+ROOT = str(FIXTURES / "generated")  # Claude Code, Codex, dsh, OpenCode, Pi and Qwen Code traces
 
 COUNTS = """
     SELECT s.runtime, count(DISTINCT s.source_id) AS sources,
@@ -49,7 +49,14 @@ def test_a_runtime_filter_keeps_the_other_runtimes(tmp_path: Path) -> None:
     dataset = tmp_path / "dataset"
     _ok("build", "--dataset", str(dataset), ROOT)
     before, states = _counts(dataset), _states(dataset)
-    assert {row["runtime"] for row in before} == {"claude_code", "codex", "dsh", "pi", "qwen"}
+    assert {row["runtime"] for row in before} == {
+        "claude_code",
+        "codex",
+        "dsh",
+        "opencode",
+        "pi",
+        "qwen",
+    }
     for extra in ([], ["--rebuild"]):
         out = _ok("build", "--dataset", str(dataset), "--runtime", "codex", *extra, ROOT)
         assert "outside" in out  # the other runtimes' sources, left as they were

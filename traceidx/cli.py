@@ -55,6 +55,7 @@ def _err(message: str) -> None:
 def cmd_build(args: argparse.Namespace) -> int:
     from traceidx.ingest import Settings
     from traceidx.pipeline import build
+    from traceidx.rowsource import names_session
 
     runtimes = frozenset(args.runtime) if args.runtime else None
     paths = [_location(p) for p in args.paths] if args.paths else None
@@ -64,7 +65,11 @@ def cmd_build(args: argparse.Namespace) -> int:
             f"{dataset}: a file, not a folder; --dataset names the dataset's folder (new or "
             "existing)"
         )
-    missing = [p for p in paths or [] if isinstance(p, Path) and not p.exists()]
+    missing = [
+        p
+        for p in paths or []
+        if isinstance(p, Path) and not p.exists() and not names_session(str(p))
+    ]
     if missing:  # nothing is read, nothing published
         raise UsageError(
             f"{missing[0]}: no such file or folder; name existing trace files or folders (or "

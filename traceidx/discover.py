@@ -6,15 +6,15 @@ Default roots: each registered runtime's own, as its adapter declares them
 
 When a directory is walked, files ending ``.jsonl``, ``.jsonl.zst`` or ``.jsonl.zstd`` are
 candidates; a file named explicitly is always a candidate. The runtime is never chosen here:
-adapters detect it from the content.
+adapters detect it from the content. Symlinked files are followed once (the locator is the
+canonical path, so a file reached twice is one candidate). A URI (traceidx.storage) is listed
+on its filesystem: every object beneath it is a file, its locator its full URI.
 
 A file whose name a runtime declares for its SQLite database (`traceidx.runtimes.Database`,
 e.g. ``opencode.db``), found in a walk or named, is not one candidate but one per session it
 holds (``<path>#<session id>``, traceidx.rowsource), each with its stamp as its listed size
 and modification time; a database that cannot be listed stays one candidate under its own
-path, for ingest to report why. Symlinked files are followed once (the locator is the
-canonical path, so a file reached twice is one candidate). A URI (traceidx.storage) is listed
-on its filesystem: every object beneath it is a file, its locator its full URI.
+path, for ingest to report why. One session of a database may be named by its locator.
 
 Only regular files are candidates. Anything else named like a trace — a named pipe, a socket,
 a device, a directory, a symlink to any of these, a dangling symlink or a symlink loop — is
@@ -222,6 +222,9 @@ def discover(paths: Iterable[Path | str]) -> Discovery:
             path = Path(storage.local_path(path))
         if path.is_dir():
             locators = _walk(path, superseded, ignored)
+        elif not os.path.lexists(path) and rowsource.names_session(str(path)):
+            _session(str(path), seen, listed.stats, problems)
+            continue
         elif os.path.lexists(path):
             locator, what = _inspect(str(path.absolute()))
             if what is not None:
@@ -259,6 +262,26 @@ def _expanded(locator: str, seen: dict[str, Candidate], stats: dict[str, tuple[i
         seen.setdefault(candidate, Candidate(candidate))
         stats[candidate] = stamp
     return True
+
+
+def _session(
+    path: str, seen: dict[str, Candidate], stats: dict[str, tuple[int, int]], problems: list[str]
+) -> None:
+    """One session of a database, named by its locator (``<database>#<session id>``)."""
+    where = rowsource.parse(path)
+    assert where is not None and where.session is not None
+    database = os.path.realpath(where.database)
+    try:
+        sessions = rowsource.listing(database)
+    except (OSError, rowsource.Unreadable, rowsource.Foreign, rowsource.Changed) as exc:
+        problems.append(f"{path}: cannot list the sessions of its database ({exc})")
+        return
+    if where.session not in sessions:
+        problems.append(f"{path}: no session {where.session} in {database}")
+        return
+    locator = rowsource.locator_of(database, where.session)
+    seen.setdefault(locator, Candidate(locator))
+    stats[locator] = sessions[where.session]
 
 
 def _canonical(locator: str) -> str:

@@ -132,6 +132,12 @@ def parse(locator: str) -> Located | None:
     return None
 
 
+def names_session(path: str) -> bool:
+    """Whether `path` is the locator of a session of a database file that exists."""
+    where = parse(path)
+    return where is not None and where.session is not None and os.path.isfile(where.database)
+
+
 def locator_of(database: str, session: str) -> str:
     """The locator of a session of a database (its canonical path)."""
     return f"{database}{SEPARATOR}{session}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from mypy_extensions import mypyc_attr
 
 from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSession
@@ -134,10 +135,13 @@ class OpenCodeState(Adapter):
                 loop.model_id = model
             if loop.outcome is not None and error is None:  # a step after an error: it went on
                 loop.end, loop.outcome = None, None
-        sample = call_usage(data.get("tokens")) if error is None else None
+        sample = call_usage(data.get("tokens"), attempt=isinstance(error, dict))
         if sample is not None:
-            located = sample.located((self.position,), self.time, model, provider)
-            (loop.usage if loop is not None else self.outside).append(located)
+            sample = sample.located((self.position,), self.time, model, provider)
+            if isinstance(error, dict):  # a failed attempt (its zeros: it billed nothing)
+                aborted = error.get("name") == ABORTED
+                sample = msgspec.structs.replace(sample, outcome="aborted" if aborted else "error")
+            (loop.usage if loop is not None else self.outside).append(sample)
         if isinstance(error, dict):
             self._error(error, loop)
 

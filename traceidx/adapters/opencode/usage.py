@@ -8,9 +8,10 @@ from traceidx.adapters.values import dict_or_empty, int_or_none
 from traceidx.rules import UsageSample, usage_sample
 
 
-def call_usage(tokens: Any) -> UsageSample | None:
-    """The usage of one model request from its message's ``tokens``; None when it states none
-    or only zeros (a failed or interrupted step: OpenCode writes zeros, and no usage).
+def call_usage(tokens: Any, attempt: bool = False) -> UsageSample | None:
+    """The usage of one model request from its message's ``tokens``; None when it states none,
+    or only zeros for a request that is not a failed `attempt` (a step cut when the process
+    died keeps zeros: its usage was never written).
 
     OpenCode stores every provider's usage in one shape: ``input`` without cache reads and
     writes (Anthropic reports it so; for an OpenAI-compatible provider OpenCode subtracts the
@@ -26,7 +27,7 @@ def call_usage(tokens: Any) -> UsageSample | None:
     read, write = int_or_none(cache.get("read")), int_or_none(cache.get("write"))
     if inp is None or out is None:
         return None
-    if inp == out == 0 and not (reasoning or read or write):
+    if inp == out == 0 and not (reasoning or read or write) and not attempt:
         return None
     return usage_sample(
         input=inp,
