@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CORPUS, WITH_CORPUS, fixture_path
+from tests.conftest import CORPUS, WITH_CORPUS, fixture_path, traceidx_cli
 from tests.facts import database_sessions, decoded_records, dict_rows
 from traceidx import rowsource
 from traceidx.adapters import adapter, detect
@@ -452,3 +452,52 @@ def test_the_fixture_holds_the_corpus_rows_of_its_sessions() -> None:
             k: v for k, v in whole.items() if k != "sessions"
         }
     assert os.path.getsize(FIXTURE) < 400_000
+
+
+# -- inspect ------------------------------------------------------------------------------------
+
+
+def test_inspect_reads_a_row_again_by_its_table_and_key(tmp_path: Path) -> None:
+    home = tmp_path / "opencode"
+    home.mkdir()
+    shutil.copy2(FIXTURE, home / "opencode.db")
+    dataset = tmp_path / "ds"
+    assert traceidx_cli("build", "--dataset", str(dataset), str(home)).returncode == 0
+    found = traceidx_cli(
+        "sql",
+        "--dataset",
+        str(dataset),
+        "--format",
+        "json",
+        "SELECT r.record_id, r.fingerprint FROM records r "
+        "WHERE r.row.key = 'prt_24cfb08f7001qS8AxIKPEbXmlJ'",
+    )
+    [record] = json.loads(found.stdout)
+
+    def inspect() -> tuple[int, dict[str, Any]]:
+        done = traceidx_cli(
+            "inspect", "--dataset", str(dataset), "--format", "json", str(record["record_id"])
+        )
+        return done.returncode, json.loads(done.stdout)
+
+    code, info = inspect()
+    assert code == 0 and info["verification"] == "verified"
+    assert info["row"] == {"table": "part", "key": "prt_24cfb08f7001qS8AxIKPEbXmlJ"}
+    assert info["source"] == f"{(home / 'opencode.db').resolve()}#{INTERRUPT}"
+    content = json.loads(info["content"])  # the row's stored values, as framed
+    assert content["table"] == "part" and content["row"]["session_id"] == INTERRUPT
+    assert json.loads(content["row"]["data"])["text"].startswith("Summary:")
+    with sqlite3.connect(home / "opencode.db") as writer:  # the runtime rewrites it
+        writer.execute(
+            "UPDATE part SET data = json_set(data, '$.text', 'other') "
+            "WHERE id = 'prt_24cfb08f7001qS8AxIKPEbXmlJ'"
+        )
+    code, info = inspect()
+    assert code == 1 and info["verification"] == "changed"
+    with sqlite3.connect(home / "opencode.db") as writer:
+        writer.execute("DELETE FROM part WHERE id = 'prt_24cfb08f7001qS8AxIKPEbXmlJ'")
+    code, info = inspect()
+    assert code == 1 and info["verification"].startswith("changed (no row")
+    (home / "opencode.db").unlink()
+    code, info = inspect()
+    assert code == 0 and info["verification"].startswith("source missing")
