@@ -193,3 +193,37 @@ def test_locators_name_a_database_and_a_session() -> None:
     assert rowsource.parse("/data/session.jsonl") is None
     assert rowsource.parse("s3://bucket/rowdemo.db#ses_1") is None
     assert os.path.basename(rowsource.locator_of("/d/rowdemo.db", "s")) == "rowdemo.db#s"
+
+
+def test_a_database_whose_files_did_not_change_is_not_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    writer = rowdemo.make_database(home / "rowdemo.db", sessions=3, wal=True)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    try:
+        build([home], tmp_path / "ds", jobs=1)
+        writer.execute("DELETE FROM part WHERE session_id = 'ses_2'")
+        writer.execute("DELETE FROM message WHERE session_id = 'ses_2'")
+        writer.execute("DELETE FROM session WHERE id = 'ses_2'")
+        report = build([home], tmp_path / "ds", jobs=1)  # opened: its WAL changed
+        assert _actions(report)["ses_2"] == "missing"
+        opened: list[str] = []
+        snapshot = rowsource._snapshot
+
+        def spy(path: str) -> object:
+            opened.append(path)
+            return snapshot(path)
+
+        monkeypatch.setattr(rowsource, "_snapshot", spy)
+        rowsource.close_all()
+        report = build([home], tmp_path / "ds", jobs=1)
+        assert opened == []  # neither listed nor read: the dataset has every session's state
+        assert _actions(report) == {"ses_0": "unchanged", "ses_1": "unchanged", "ses_2": "missing"}
+        rowdemo.add_session(writer, "ses_5", 5000)
+        report = build([home], tmp_path / "ds", jobs=1)
+        assert opened and _actions(report)["ses_5"] == "new"
+    finally:
+        writer.close()
+        rowsource.close_all()

@@ -121,6 +121,8 @@ class SourceResult:
     outside: bool = False
     #: secrets replaced in its published text, by type (``build --redact``)
     redacted: dict[str, int] = field(default_factory=dict)
+    #: a database session: the state of its database's files read (traceidx.rowsource)
+    database: str | None = None
 
 
 @mypyc_attr(native_class=False)  # pickled between processes
@@ -514,6 +516,7 @@ def _ingest_rows(
                     "a database: each of its sessions is a source of its own "
                     f"({where.database}{rowsource.SEPARATOR}<session id>)",
                 )
+            result.database = reader.state
             stamp = reader.stamp(session)
             if stamp is None:
                 result.reason, result.vanished = "vanished during the build", True

@@ -39,7 +39,13 @@ copy), and the copy is read. A copy serves every read of the same database state
 process (the snapshot is kept while its database and WAL are unchanged) and is removed when
 a newer one replaces it and when the process exits.
 
-**Change detection.** A session's *stamp* is (its number of rows, the latest change time of
+**Change detection.** While a database's files keep their size and modification time (the
+database file's and its WAL's: `state_of`), none of its rows changed: a session source
+records the state it was read at, and a build whose sources of a database all carry its
+current state does not open it (discovery takes the sessions from the dataset). Otherwise
+the database is listed, and each session compared by its *stamp*.
+
+A session's *stamp* is (its number of rows, the latest change time of
 any of them in nanoseconds), from the tables' change-time columns (OpenCode's
 ``time_updated``, which it sets on every update). Sync compares it as a file's (size, mtime):
 an unchanged stamp means the session's rows are unchanged, so a session the runtime did not
@@ -162,6 +168,17 @@ def _state(path: str) -> _State:
     return (found.st_size, found.st_mtime_ns), (wal.st_size, wal.st_mtime_ns)
 
 
+def state_of(path: str) -> str:
+    """The state of a database's files: the size and modification time of the database file
+    and of its WAL (when not empty). While it holds, every row is as it was."""
+    return _key(_state(path))
+
+
+def _key(state: _State) -> str:
+    (size, mtime), wal = state
+    return f"{size}:{mtime}" + (f"+{wal[0]}:{wal[1]}" if wal is not None else "")
+
+
 def _text(data: bytes) -> str:
     """A stored text value (bytes that are not UTF-8 replaced, so every row can be framed)."""
     return data.decode("utf-8", "replace")
@@ -268,9 +285,11 @@ def _snapshot(path: str) -> _Snapshot:
 class Reader:
     """A session-wise reader of one state of a database, in its declared layout."""
 
-    def __init__(self, connection: sqlite3.Connection, layout: Database) -> None:
+    def __init__(self, connection: sqlite3.Connection, layout: Database, state: str = "") -> None:
         self.connection = connection
         self.layout = layout
+        #: the state of the database's files read (`state_of`)
+        self.state = state
         self.tables = {table.name: table for table in layout.tables}
 
     def check(self) -> None:
@@ -382,7 +401,7 @@ def reading(path: str, layout: Database) -> Iterator[Reader]:
     file changed while it was read in place."""
     try:
         snapshot = _snapshot(path)
-        reader = Reader(snapshot.connection, layout)
+        reader = Reader(snapshot.connection, layout, _key(snapshot.state))
         reader.check()
         yield reader
     except sqlite3.Error as exc:
@@ -399,6 +418,11 @@ def reading(path: str, layout: Database) -> Iterator[Reader]:
 def listing(path: str) -> dict[str, tuple[int, int]]:
     """The stamp of every session of a database (whose name declares its layout), by native
     id; raises as `reading` does."""
+    return survey(path)[0]
+
+
+def survey(path: str) -> tuple[dict[str, tuple[int, int]], str]:
+    """`listing`, and the state of the database's files it was read at (`state_of`)."""
     found = layout_of(path)
     if found is None:
         raise Foreign(f"{path}: no runtime declares a database of this name")
@@ -410,7 +434,7 @@ def listing(path: str) -> dict[str, tuple[int, int]]:
             if attempt == ATTEMPTS - 1:
                 raise
             continue
-        return stamps
+        return stamps, reader.state
     raise AssertionError("unreachable")
 
 
