@@ -111,7 +111,8 @@ def traceidx_cli(
         [sys.executable, "-m", "traceidx.cli", *args],
         capture_output=True,
         text=True,
-        env={**os.environ, **(env or {})},
+        # the width a table fits is the test's to set (COLUMNS), not the terminal's it runs in
+        env={**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, **(env or {})},
         timeout=timeout,
         preexec_fn=preexec,
         check=False,

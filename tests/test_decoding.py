@@ -49,6 +49,7 @@ RECEIVERS: dict[str, dict[str, tuple[str, ...]]] = {
         "display": ("toolCallResult", "resultDisplay"),
         "payload": ("systemPayload",),
     },
+    "copilot": {"obj": (), "data": ("data",)},
 }
 
 

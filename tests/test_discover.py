@@ -71,14 +71,18 @@ def test_default_roots_follow_environment(tmp_path: Path, monkeypatch: pytest.Mo
         ("CODEX_HOME", "codex"),
         ("PI_CODING_AGENT_DIR", "pi"),
         ("DSH_HOME", "dsh"),
+        ("XDG_DATA_HOME", "data"),
+        ("OPENCODE_DB", "elsewhere/opencode.db"),
     ]:
         monkeypatch.setenv(var, str(tmp_path / sub))
-    assert default_roots() == {
+    expected = {
         "claude_code": [tmp_path / "claude" / "projects"],
         "codex": [tmp_path / "codex" / "sessions", tmp_path / "codex" / "archived_sessions"],
         "pi": [tmp_path / "pi" / "sessions"],
         "dsh": [tmp_path / "dsh" / "sessions"],
+        "opencode": [tmp_path / "data" / "opencode", tmp_path / "elsewhere" / "opencode.db"],
     }
+    assert {k: v for k, v in default_roots().items() if k in expected} == expected
 
 
 def test_symlinks_and_unreadable_directories(tmp_path: Path) -> None:

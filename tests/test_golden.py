@@ -154,7 +154,15 @@ def _projected(runtime: str, name: str, dataset: Path, update: bool) -> tuple[An
 
 
 def test_every_runtime_has_committed_cases() -> None:
-    assert {rt for rt, _ in PARAMS} == {"claude", "codex", "pi", "dsh", "opencode", "qwen"}
+    assert {rt for rt, _ in PARAMS} == {
+        "claude",
+        "codex",
+        "copilot",
+        "pi",
+        "dsh",
+        "opencode",
+        "qwen",
+    }
     for runtime, name in PARAMS + CORPUS_CASES:
         assert (GOLDEN / runtime / f"{name}.json").exists(), (runtime, name)
     expected = {p.parent.name + "/" + p.stem for p in GOLDEN.glob("*/*.json")} - {

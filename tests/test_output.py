@@ -168,3 +168,31 @@ def test_usage_table_shows_separators_and_cents(demo_dataset: Path) -> None:
     total_line = next(line for line in table.splitlines() if line.startswith("total"))
     assert f"{total:,}" in total_line.split()
     assert readable(cost, "cost_usd") in total_line.split()
+
+
+def test_key_columns_are_never_clipped_and_paths_keep_their_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "90")
+    columns = ["model", "working_directory", "note", "input", "output", "cost_usd"]
+    model = "claude-opus-4-5-20251101-with-a-long-suffix"
+    path = "/home/dev/projects/a-rather-long-repository-name/src/module"
+    rows = [(model, path, "x" * 80, 1234567, 7654321, 12.5)]
+    out = printed(columns, rows, "table")
+    assert model in out  # whole, although the line is then wider than asked
+    shown = next(w for w in out.split() if w.startswith("…/") or w.startswith("…a"))
+    assert path.endswith(shown[1:]) and "/src/module" in shown  # the path's end shows
+    assert "12.50" in out  # the cost outlasts the other numbers
+    assert "hidden:" in out and "output" in out.split("hidden:")[-1]
+
+
+def test_columns_is_honoured_when_piped(demo_dataset: Path) -> None:
+    base = ("report", "usage", "--dataset", str(demo_dataset), "--timezone", "UTC")
+    rows = json.loads(traceidx_cli(*base, "--format", "json").stdout)
+    for width in (80, 120):
+        table = traceidx_cli(*base, env={"COLUMNS": str(width)}).stdout
+        lines = table.splitlines()
+        assert all(len(line) <= width for line in lines), width
+        assert "cost_usd" in table_columns(table), width
+        for model in {r["model"] for r in rows if r["model"]}:
+            assert model in table, (width, model)

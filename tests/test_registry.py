@@ -88,6 +88,7 @@ def test_every_registered_runtime_has_its_adapter_package() -> None:
 GENERATED_RUNTIMES = {
     "claude": "claude_code",
     "codex": "codex",
+    "copilot": "copilot",
     "dsh": "dsh",
     "opencode": "opencode",
     "pi": "pi",
@@ -125,7 +126,8 @@ def test_each_generated_trace_is_claimed_by_its_own_runtime_only(where: str, fol
     if not root.is_dir():
         pytest.skip(f"corpus not available: {root}")
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
-    traces = [p for p in files if "_gen" not in p.parts and p.name not in NOT_TRACES]
+    foreign = {"_gen", "_aux"}  # the generators' logs
+    traces = [p for p in files if not foreign & set(p.parts) and p.name not in NOT_TRACES]
     traces += database_sessions(root)  # a database's sessions (OpenCode's)
     assert traces
     for path in traces:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.conftest import FIXTURES, traceidx_cli
 
-ROOT = str(FIXTURES / "generated")  # Claude Code, Codex, dsh, OpenCode, Pi and Qwen Code traces
+ROOT = str(FIXTURES / "generated")  # traces of every registered runtime
 
 COUNTS = """
     SELECT s.runtime, count(DISTINCT s.source_id) AS sources,
@@ -52,6 +52,7 @@ def test_a_runtime_filter_keeps_the_other_runtimes(tmp_path: Path) -> None:
     assert {row["runtime"] for row in before} == {
         "claude_code",
         "codex",
+        "copilot",
         "dsh",
         "opencode",
         "pi",

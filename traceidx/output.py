@@ -2,10 +2,11 @@
 
 JSON and CSV carry the raw values. The human formats (table, markdown) show integers with
 thousands separators, costs (columns ending ``_usd``) to the cent, other fractions to three
-decimals, and fit a width (100 columns when stdout is not a terminal, else the terminal's):
+decimals, and fit a width (``COLUMNS`` when set, else the terminal's, else 100 columns):
 long texts are clipped first, then the columns named as detail are hidden, then texts are
-clipped further, then columns are hidden from the right; a footer names what was hidden, and
-``wide`` shows every column whole.
+clipped further, then columns are hidden from the right, costs last; a footer names what was
+hidden, and ``wide`` shows every column whole. Key columns (ids, runtime, model, project,
+session, tool, …) are never clipped or hidden; a clipped path keeps its last parts.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import csv
 import datetime as dt
 import json
 import math
+import os
 import shutil
 import sys
 import textwrap
@@ -31,6 +33,17 @@ _TEXT_CAP: Final = 60
 _TEXT_SOFT, _TEXT_HARD = 24, 10
 #: how many lines a column name may take in a fitted table
 _HEADER_LINES: Final = 3
+#: the columns a row is read by: never clipped, never hidden (ids too, see `is_id_column`)
+KEY_COLUMNS: Final = frozenset(
+    {"runtime", "model", "project", "session", "tool", "tool_name", "kind", "agent", "program"}
+)
+#: columns holding paths: clipped from the left, so their last parts show
+PATH_COLUMNS: Final = frozenset({"working_directory", "locator", "path", "git_root", "file"})
+
+
+def is_key_column(column: str) -> bool:
+    """Whether a table never clips or hides the column."""
+    return column in KEY_COLUMNS or is_id_column(column)
 
 
 def jsonable(value: Any) -> Any:
@@ -110,7 +123,11 @@ def totals_row(columns: list[str], rows: list[tuple[Any, ...]], label: str) -> t
 
 
 def terminal_width() -> int:
-    """The width to fit: the terminal's when stdout is one, else `DEFAULT_WIDTH`."""
+    """The width to fit: ``COLUMNS`` when it is set (also when stdout is piped), else the
+    terminal's when stdout is one, else `DEFAULT_WIDTH`."""
+    value = os.environ.get("COLUMNS", "")
+    if value.isdigit() and int(value) > 0:
+        return max(int(value), 40)
     if sys.stdout.isatty():
         return max(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns, 40)
     return DEFAULT_WIDTH
@@ -170,10 +187,11 @@ def _fit(
             gap,
         )
     names = [_name_width(c, header_lines) for c in columns]
+    keys = [is_key_column(c) for c in columns]
     layout = _Layout(
         list(range(len(columns))),
         [
-            max(n, d if numeric[i] else min(d, _TEXT_CAP))
+            max(n, d if numeric[i] or keys[i] else min(d, _TEXT_CAP))
             for i, (n, d) in enumerate(zip(names, data, strict=True))
         ],
         gap,
@@ -184,7 +202,7 @@ def _fit(
             if layout.width() <= width:
                 return
             least = max(names[i], floor)
-            if not numeric[i] and layout.widths[i] > least:
+            if not numeric[i] and not keys[i] and layout.widths[i] > least:
                 layout.widths[i] = max(least, layout.widths[i] - (layout.width() - width))
 
     def hide(candidates: list[int]) -> None:
@@ -194,9 +212,11 @@ def _fit(
             layout.shown.remove(i)
 
     clip_texts(_TEXT_SOFT)
-    hide([i for i in reversed(layout.shown) if columns[i] in detail])
+    hide([i for i in reversed(layout.shown) if columns[i] in detail and not keys[i]])
     clip_texts(_TEXT_HARD)
-    hide(list(reversed(layout.shown[1:])))
+    rest = [i for i in reversed(layout.shown[1:]) if not keys[i]]
+    hide([i for i in rest if not columns[i].endswith("_usd")])  # costs go last
+    hide([i for i in rest if columns[i].endswith("_usd")])
     # room left over (a hidden column's, or all of it when the table is narrow) gives clipped
     # texts back their width, then unwraps names, left to right: a table that fits whole is
     # shown as `--wide` shows it
@@ -221,8 +241,13 @@ def _header(columns: Sequence[str], layout: _Layout) -> list[list[str]]:
     return lines
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _clip(text: str, width: int, column: str = "") -> str:
+    """A text cut to `width` with an ellipsis; a path keeps its end (``…/repo/src``)."""
+    if len(text) <= width:
+        return text
+    if column in PATH_COLUMNS or (text.startswith("/") and "/" in text[1:]):
+        return "…" + text[len(text) - width + 1 :]
+    return text[: width - 1] + "…"
 
 
 def print_rows(
@@ -277,7 +302,7 @@ def print_rows(
     shown = layout.shown
 
     def fields(values: Sequence[str]) -> list[str]:
-        return [_clip(values[i].replace("\n", " "), layout.widths[i]) for i in shown]
+        return [_clip(values[i].replace("\n", " "), layout.widths[i], columns[i]) for i in shown]
 
     if markdown:
         out.write("| " + " | ".join(fields(columns)) + " |\n")

@@ -88,6 +88,11 @@ RUNTIMES: dict[str, Runtime] = {
         "CodexAdapter",
         (TraceHome("CODEX_HOME", ".codex", ("sessions", "archived_sessions")),),
     ),
+    "copilot": Runtime(
+        "traceidx.adapters.copilot.adapter",
+        "CopilotAdapter",
+        (TraceHome("COPILOT_HOME", ".copilot", ("session-state",)),),
+    ),
     "dsh": Runtime(
         "traceidx.adapters.dsh.adapter",
         "DshAdapter",
