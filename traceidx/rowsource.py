@@ -76,8 +76,6 @@ import msgspec
 
 from traceidx.runtimes import Database, RowTable, databases
 
-#: the first bytes of every SQLite database file
-SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 #: between a database's path and a session's native id in a locator
 SEPARATOR: Final = "#"
 #: how many times a database is copied (or read in place) before a change during the read
@@ -223,13 +221,18 @@ def close_all() -> None:
         _SNAPSHOTS.popitem()[1].close()
 
 
+def _drop(path: str) -> None:
+    """Close the kept snapshot of a database, if any."""
+    old = _SNAPSHOTS.pop(path, None)
+    if old is not None:
+        old.close()
+
+
 def _keep(snapshot: _Snapshot) -> None:
     if not _FINALIZED:  # at this process's exit (also a pool worker's, which skips atexit)
         multiprocessing.util.Finalize(None, close_all, exitpriority=0)
         _FINALIZED.append(os.getpid())
-    old = _SNAPSHOTS.pop(snapshot.path, None)
-    if old is not None:
-        old.close()
+    _drop(snapshot.path)
     _SNAPSHOTS[snapshot.path] = snapshot
 
 
@@ -405,13 +408,12 @@ def reading(path: str, layout: Database) -> Iterator[Reader]:
         reader.check()
         yield reader
     except sqlite3.Error as exc:
-        _SNAPSHOTS.pop(path, None)
+        _drop(path)
         raise Unreadable(f"{path}: not a readable SQLite database ({exc})") from exc
     except PermissionError as exc:
         raise Unreadable(f"{path}: cannot read it ({exc.strerror or exc})") from exc
     if snapshot.folder is None and _state(path)[0] != snapshot.state[0]:
-        _SNAPSHOTS.pop(path, None)
-        snapshot.close()
+        _drop(path)
         raise Changed(f"{path}: the database changed while it was read (a checkpoint)")
 
 
