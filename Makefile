@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# what the demo needs alone: the runtime dependencies and the html extra (no test tooling)
+DEMO_STAMP := $(VENV)/.installed-demo
 # the mypyc-compiled install (what `pip install .` gives a user) beside the editable pure one
 COMPILED := build/compiled
 BUILT    := $(COMPILED)/.built
@@ -22,6 +24,12 @@ $(STAMP): pyproject.toml
 	TRACEIDX_PURE=1 $(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	TRACEIDX_PURE=1 $(BIN)/python -m pip install --quiet -e '.[html]'
+	touch $(DEMO_STAMP)
+
 setup: $(STAMP)
 
 $(BUILT): $(STAMP) setup.py $(shell find traceidx -name '*.py')
@@ -33,7 +41,7 @@ $(BUILT): $(STAMP) setup.py $(shell find traceidx -name '*.py')
 
 compiled: $(BUILT)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/traceidx demo
 
 lint: $(STAMP)
@@ -53,7 +61,7 @@ unit: $(STAMP) chromium
 
 unit-compiled: $(BUILT)
 	rm -rf $(CHECK) && mkdir -p $(CHECK)
-	cp -r tests benchmarks notebooks sql pyproject.toml README.md $(CHECK)/
+	cp -r tests benchmarks notebooks pyproject.toml README.md $(CHECK)/
 	cd $(CHECK) && TRACEIDX_BUILD=compiled TRACEIDX_CORPUS=$(CORPUS) \
 		PYTHONPATH=$(abspath $(COMPILED)) $(abspath $(BIN))/python -m pytest $(SMOKE)
 

@@ -64,6 +64,19 @@ def corpus_path(*parts: str) -> Path:
 
 
 @pytest.fixture(scope="session")
+def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dataset built from the demo's sample traces (every runtime of the demo)."""
+    from traceidx.demo import write_demo
+    from traceidx.pipeline import build
+
+    root = tmp_path_factory.mktemp("demo")
+    write_demo(root / "traces")
+    report = build([root / "traces"], root / "dataset", jobs=2)
+    assert report.exit_code == 0
+    return root / "dataset"
+
+
+@pytest.fixture(scope="session")
 def traces_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dataset built from every trace at hand (every runtime an adapter supports): the
     committed fixtures, and the whole shared corpus when it is present (then without the

@@ -39,6 +39,7 @@ SEED_FOLDERS: dict[str, list[Path]] = {
     "claude_code": [DATA / "generated" / "claude"],
     "codex": [DATA / "generated" / "codex", DATA / "codex"],
     "dsh": [DATA / "generated" / "dsh", DATA / "dsh"],
+    "gemini": [DATA / "generated" / "gemini"],
     "pi": [DATA / "generated" / "pi", DATA / "pi"],
 }
 RUNTIMES = sorted(SEED_FOLDERS)

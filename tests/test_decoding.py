@@ -42,6 +42,7 @@ NARROW = sorted(name for name, cls in adapters().items() if cls.record_type is n
 #: each member decoded to a narrower type (by the path of members that leads to it)
 RECEIVERS: dict[str, dict[str, tuple[str, ...]]] = {
     "claude_code": {"obj": (), "facts": ("toolUseResult",)},
+    "gemini": {"obj": ()},
     "opencode": {"obj": (), "row": ("row",)},
     "qwen": {
         "obj": (),

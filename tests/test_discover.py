@@ -71,6 +71,10 @@ def test_default_roots_follow_environment(tmp_path: Path, monkeypatch: pytest.Mo
         ("CODEX_HOME", "codex"),
         ("PI_CODING_AGENT_DIR", "pi"),
         ("DSH_HOME", "dsh"),
+        ("GEMINI_CLI_HOME", "home"),
+        ("COPILOT_HOME", "copilot"),
+        ("QWEN_RUNTIME_DIR", "qwen-runtime"),
+        ("QWEN_HOME", "qwen"),
         ("XDG_DATA_HOME", "data"),
         ("OPENCODE_DB", "elsewhere/opencode.db"),
     ]:
@@ -80,6 +84,9 @@ def test_default_roots_follow_environment(tmp_path: Path, monkeypatch: pytest.Mo
         "codex": [tmp_path / "codex" / "sessions", tmp_path / "codex" / "archived_sessions"],
         "pi": [tmp_path / "pi" / "sessions"],
         "dsh": [tmp_path / "dsh" / "sessions"],
+        "gemini": [tmp_path / "home" / ".gemini" / "tmp"],
+        "copilot": [tmp_path / "copilot" / "session-state"],
+        "qwen": [tmp_path / "qwen-runtime" / "projects", tmp_path / "qwen" / "projects"],
         "opencode": [tmp_path / "data" / "opencode", tmp_path / "elsewhere" / "opencode.db"],
     }
     assert {k: v for k, v in default_roots().items() if k in expected} == expected

@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import CORPUS, FIXTURES, WITH_CORPUS, fixture_path
 from tests.facts import committed_traces
 
-RUNTIMES = ("claude", "codex", "dsh", "pi", "qwen")
+RUNTIMES = ("claude", "codex", "dsh", "pi", "qwen", "gemini")
 
 
 def _manifest(root: Any, runtime: str) -> dict[str, Any]:

@@ -162,6 +162,7 @@ def test_every_runtime_has_committed_cases() -> None:
         "dsh",
         "opencode",
         "qwen",
+        "gemini",
     }
     for runtime, name in PARAMS + CORPUS_CASES:
         assert (GOLDEN / runtime / f"{name}.json").exists(), (runtime, name)

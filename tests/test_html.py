@@ -21,6 +21,7 @@ from tests.conftest import WITH_CORPUS, traceidx_cli
 from traceidx.demo import RUNTIMES, write_demo
 from traceidx.htmlreport import SECTIONS
 from traceidx.pipeline import build
+from traceidx.reports import report_options
 
 #: the charts the demo's report draws (every section has data there)
 DEMO_CHARTS = {
@@ -71,7 +72,13 @@ def write_html(dataset: Path, output: Path, *scope: str) -> Path:
 
 
 def report_json(dataset: Path, name: str, *scope: str) -> list[dict[str, Any]]:
-    done = traceidx_cli("report", name, "--dataset", str(dataset), "--format", "json", *scope)
+    """A report's rows in the scope of an HTML report (without the options it does not apply:
+    the page's scope names them for the reports that do)."""
+    pairs = list(zip(scope[::2], scope[1::2], strict=True))
+    applies = report_options(name)
+    kept = [x for flag, v in pairs if flag.strip("-").replace("-", "_") in applies or flag not in
+            ("--period", "--group-by") for x in (flag, v)]  # fmt: skip
+    done = traceidx_cli("report", name, "--dataset", str(dataset), "--format", "json", *kept)
     assert done.returncode == 0, done.stderr
     rows: list[dict[str, Any]] = json.loads(done.stdout)
     return rows
@@ -168,7 +175,9 @@ def test_the_header_says_what_was_counted_and_missing(demo: Path, tmp_path: Path
     without = sum(r["loops_without_usage"] for r in usage)
     column = next(c for c in usage[0] if c.startswith("unpriced_"))  # loops, or calls
     unpriced = sum(r[column] for r in usage)
-    calls = [r for r in report_json(demo, "tools", "--timezone", "UTC") if r["kind"] == "tool"]
+    calls = [
+        r for r in report_json(demo, "tools", "--timezone", "UTC") if r["entry"] == "tool kind"
+    ]
     no_duration = sum(r["calls"] - r["with_duration"] for r in calls)
     assert f"Counted: {loops:,} loops, " in text
     assert f"{sum(r['calls'] for r in calls):,} tool calls" in text

@@ -92,29 +92,44 @@ def test_records_are_dense_ordered_and_disjoint(con: duckdb.DuckDBPyConnection) 
         """SELECT source_id FROM records GROUP BY source_id
            HAVING min(source_position) <> 0 OR max(source_position) <> count(*) - 1""",
     )
-    none(
+    none(  # lines follow each other
         con,
         """SELECT * FROM (
              SELECT content_range.start AS s, content_range."end" AS e,
                     lag(content_range."end") OVER (PARTITION BY source_id
                                                    ORDER BY source_position) AS prev_end
-             FROM records) WHERE e < s OR s <= prev_end""",
+             FROM records WHERE json_path IS NULL) WHERE e < s OR s <= prev_end""",
+    )
+    none(  # a document's elements follow each other inside the document's record ($, first)
+        con,
+        """SELECT * FROM (
+             SELECT source_position AS p, json_path, content_range.start AS s,
+                    content_range."end" AS e,
+                    first(content_range) OVER w AS whole,
+                    lag(content_range."end") OVER w AS prev_end
+             FROM records WHERE json_path IS NOT NULL
+             WINDOW w AS (PARTITION BY source_id ORDER BY source_position))
+           WHERE (p = 0 AND json_path <> '$')
+              OR (p > 0 AND (s < whole.start OR e > whole."end" OR e < s
+                             OR (p > 1 AND s <= prev_end)))""",
     )
 
 
 def test_record_fingerprints_match_the_source_bytes(con: duckdb.DuckDBPyConnection) -> None:
     sample = con.execute(
         """SELECT s.locator, r.content_range.start, r.content_range."end", r.fingerprint,
-                  r.row.table, r.row.key
+                  r.json_path, r.row.table, r.row.key
            FROM records r JOIN sources s USING (source_id)
            QUALIFY row_number() OVER (PARTITION BY s.runtime, s.compression
                                       ORDER BY r.record_id) <= 150"""
     ).fetchall()
-    for locator, start, end, expected, table, key in sample:
+    for locator, start, end, expected, json_path, table, key in sample:
         # a database source's row is read again by its key (its framed line, traceidx.rowsource)
         data = read_row(locator, table, key) if table else read_range(locator, start, end)
-        assert fingerprint(data) == expected and b"\n" not in data
-        assert len(data) == end - start
+        assert fingerprint(data) == expected and len(data) == end - start
+        assert (
+            json_path is not None or b"\n" not in data
+        )  # a line or a row; a document's element spans lines
 
 
 def test_every_source_supports_one_session(con: duckdb.DuckDBPyConnection) -> None:

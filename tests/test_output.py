@@ -19,9 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import traceidx_cli
-from traceidx.demo import write_demo
 from traceidx.output import DEFAULT_WIDTH, print_rows, readable
-from traceidx.pipeline import build
 from traceidx.query import connect
 from traceidx.reports import REPORTS, params, report_detail, run_report
 
@@ -111,14 +109,6 @@ def test_json_and_csv_stay_raw(result: tuple[list[str], list[tuple[Any, ...]]]) 
     table = list(csv.reader(io.StringIO(printed(columns, rows, "csv"))))
     assert table[0] == columns
     assert len(table) == len(rows) + 1
-
-
-@pytest.fixture(scope="module")
-def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("narrow")
-    write_demo(root / "traces")
-    assert build([root / "traces"], root / "dataset", jobs=1).exit_code == 0
-    return root / "dataset"
 
 
 def test_detail_columns_are_columns_of_their_report(demo_dataset: Path) -> None:

@@ -22,7 +22,6 @@ import pytest
 
 import traceidx
 from tests.conftest import generated
-from traceidx.demo import RUNTIMES, write_demo
 from traceidx.pipeline import build
 from traceidx.query import connect
 from traceidx.reports import REPORTS, params, run_report
@@ -56,16 +55,6 @@ def report_cli(
     if fmt == "json":
         return json.loads(done.stdout)
     return done.stdout
-
-
-@pytest.fixture(scope="module")
-def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("demo")
-    write_demo(root / "traces")
-    dataset = root / "dataset"
-    report = build([root / "traces" / rt for rt in RUNTIMES], dataset, jobs=2)
-    assert report.exit_code == 0
-    return dataset
 
 
 @pytest.fixture(params=["traces", "demo"])
@@ -121,7 +110,7 @@ def test_usage_agrees_with_the_loop_view(dataset: Path) -> None:
 
 
 def test_the_table_adds_a_totals_row_and_json_does_not(demo_dataset: Path) -> None:
-    table = report_cli(demo_dataset, "usage", "--timezone", "UTC", fmt="table")
+    table = report_cli(demo_dataset, "usage", "--timezone", "UTC", "--wide", fmt="table")
     rows = report_cli(demo_dataset, "usage", "--timezone", "UTC")
     total_line = next(line for line in table.splitlines() if line.startswith("total"))
     assert f"{sum(r['total'] or 0 for r in rows):,}" in total_line.split()
@@ -148,7 +137,7 @@ def test_models_sessions_tools_and_slowest_agree_with_the_views(dataset: Path) -
     assert sum(r["subagent_sessions"] for r in sessions) >= parents
 
     tools = report_cli(dataset, "tools", "--timezone", "UTC")
-    tool_rows = [r for r in tools if r["kind"] == "tool"]
+    tool_rows = [r for r in tools if r["entry"] == "tool kind"]
     assert (
         sum(r["calls"] for r in tool_rows) == sql(dataset, "SELECT count(*) FROM tool_calls")[0][0]
     )

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import FIXTURES, traceidx_cli
+from traceidx.runtimes import names
 
 ROOT = str(FIXTURES / "generated")  # traces of every registered runtime
 
@@ -49,15 +50,7 @@ def test_a_runtime_filter_keeps_the_other_runtimes(tmp_path: Path) -> None:
     dataset = tmp_path / "dataset"
     _ok("build", "--dataset", str(dataset), ROOT)
     before, states = _counts(dataset), _states(dataset)
-    assert {row["runtime"] for row in before} == {
-        "claude_code",
-        "codex",
-        "copilot",
-        "dsh",
-        "opencode",
-        "pi",
-        "qwen",
-    }
+    assert {row["runtime"] for row in before} == set(names())  # every runtime has fixtures
     for extra in ([], ["--rebuild"]):
         out = _ok("build", "--dataset", str(dataset), "--runtime", "codex", *extra, ROOT)
         assert "outside" in out  # the other runtimes' sources, left as they were

@@ -43,6 +43,8 @@ class _RegisteredRuntimes:
 
 _RUNTIMES: Any = _RegisteredRuntimes()
 _WIDE = "show every column whole (tables fit 100 columns, or the terminal, by default)"
+#: the formats a table is fitted in (where --wide applies)
+_FITTED = ("table", "markdown")
 
 
 def _err(message: str) -> None:
@@ -205,10 +207,38 @@ def _manifest(dataset: Path | str) -> Manifest:
     return manifest
 
 
+def _refuse_options_that_do_not_apply(args: argparse.Namespace) -> None:
+    """A report option given to a report that does not apply it is a usage error, not a
+    silent no-op."""
+    from traceidx.reports import report_options
+
+    applies = report_options(args.name)
+    for option in ("limit", "period", "group_by"):
+        if getattr(args, option, None) is not None and option not in applies:
+            flag = "--" + option.replace("_", "-")
+            users = [n for n in REPORTS if option in report_options(n)]
+            raise UsageError(
+                f"{flag} does not apply to the {args.name} report; it applies to: "
+                f"{', '.join(users)}"
+            )
+
+
+def _hint_unknown_models(con: Any, models: list[str] | None) -> None:
+    """Say so when a --model names no model call of the dataset (the report is then empty)."""
+    if not models:
+        return
+    known = {row[0] for row in con.execute("SELECT DISTINCT model FROM model_calls").fetchall()}
+    unknown = [m for m in models if m not in known]
+    if unknown:
+        some = ", ".join(sorted(k for k in known if k)[:8])
+        _err(f"--model {', '.join(unknown)}: no model call names it; models here: {some}")
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from traceidx.query import connect
     from traceidx.reports import params, report_detail, report_summary, run_report
 
+    _refuse_options_that_do_not_apply(args)
     p = params(
         since=args.since,
         until=args.until,
@@ -221,6 +251,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         group_by=args.group_by,
     )
     con = connect(args.dataset)
+    _hint_unknown_models(con, args.model)
     output = getattr(args, "output", None)  # only `report` has --output
     if args.name == "html":
         return _write_html(con, p, output)
@@ -364,14 +395,16 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     con = connect(args.dataset)
     found = con.execute(
         "SELECT r.record_id, s.locator, s.runtime, r.source_position, r.content_range.start, "
-        "r.content_range.end, r.fingerprint, r.parse_status, r.native_type, r.row.table, "
-        "r.row.key FROM records r JOIN sources s USING (source_id) WHERE r.record_id = ?",
+        "r.content_range.end, r.fingerprint, r.parse_status, r.native_type, r.json_path, "
+        "r.row.table, r.row.key FROM records r JOIN sources s USING (source_id) "
+        "WHERE r.record_id = ?",
         [args.record_id],
     ).fetchall()
     if not found:
         _err(f"record {args.record_id} is not in {args.dataset}; list ids with `traceidx sql`")
         return EXIT_FAILED
-    rid, locator, runtime, position, start, end, expected, status, native, table, row = found[0]
+    rid, locator, runtime, position, start, end, expected, status, native, path, *key = found[0]
+    table, row = key  # of a database row (traceidx.rowsource)
     verdict, raw = "verified", b""
     try:  # a database row is re-read by its table and key, a line by its byte range
         raw = (
@@ -400,6 +433,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         "fingerprint": expected,
         "parse_status": status,
         "native_type": native,
+        "json_path": path,
         "verification": verdict,
         "content": raw.decode("utf-8", "replace") if verdict == "verified" else None,
     }
@@ -408,7 +442,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         for name, value in info.items():
-            if name != "content":
+            if name != "content" and (name != "json_path" or value is not None):
                 sys.stdout.write(f"{name}: {cell(value)}\n")
         if info["content"] is not None:
             sys.stdout.write(f"content:\n{info['content']}\n")
@@ -498,7 +532,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("build", parents=[common, fmt], help="index trace files into the dataset")
+    summary = argparse.ArgumentParser(add_help=False)  # a build prints a summary, not rows
+    summary.add_argument("--format", choices=("table", "json"), default="table")
+    p = sub.add_parser(
+        "build", parents=[common, summary], help="index trace files into the dataset"
+    )
     p.add_argument(
         "paths",
         nargs="*",
@@ -508,7 +546,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--runtime", action="append", choices=_RUNTIMES, metavar="RUNTIME", help="only this runtime"
     )
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
+    p.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: cores)")
     p.add_argument(
         "--engine",
         choices=("local", "ray"),
@@ -520,7 +558,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="the Ray cluster to run on (default: $RAY_ADDRESS, else a Ray started here)",
     )
-    p.add_argument("--text-limit", type=int, default=64 * 1024, help="published text bound")
+    p.add_argument("--text-limit", type=_positive, default=64 * 1024, help="published text bound")
     p.add_argument(
         "--origin",
         default=None,
@@ -543,7 +581,7 @@ def _parser() -> argparse.ArgumentParser:
     _report_options(p)
     p.add_argument(
         "--group-by",
-        default=",".join(DEFAULT_GROUP_BY),
+        default=None,
         help=f"usage: comma-separated dimensions among {','.join(DIMENSIONS)} "
         f"(default: {','.join(DEFAULT_GROUP_BY)})",
     )
@@ -602,15 +640,29 @@ def _report_options(p: argparse.ArgumentParser) -> None:
         "--runtime", action="append", choices=_RUNTIMES, metavar="RUNTIME", help="only this runtime"
     )
     p.add_argument("--model", action="append", help="only this model id (repeatable)")
-    p.add_argument("--period", choices=PERIODS, default="day", help="usage: day, week or month")
+    p.add_argument("--period", choices=PERIODS, help="usage: day (default), week or month")
     p.add_argument(
-        "--limit", type=int, default=None, help="at most this many rows (slowest: 20 by default)"
+        "--limit",
+        type=_positive,
+        default=None,
+        help="at most this many rows (slowest: 20 by default)",
     )
     p.add_argument(
         "--prices", type=Path, help="a prices JSON file whose entries override genai-prices"
     )
     p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
     p.add_argument("--wide", action="store_true", help=_WIDE)
+
+
+def _positive(text: str) -> int:
+    """A count given on the command line: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
 
 
 def _record_id(text: str) -> int:
@@ -629,6 +681,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    if getattr(args, "wide", False) and getattr(args, "format", "table") not in _FITTED:
+        _err(f"--wide is for --format {' or '.join(_FITTED)}; {args.format} has every column")
+        return UsageError.exit_code
     args.dataset_given = args.dataset is not None
     if args.dataset is None:
         args.dataset = default_dataset()

@@ -5,8 +5,12 @@ Default roots: each registered runtime's own, as its adapter declares them
 (e.g. ``$CODEX_HOME/sessions``, by default ``~/.codex/sessions``).
 
 When a directory is walked, files ending ``.jsonl``, ``.jsonl.zst`` or ``.jsonl.zstd`` are
-candidates; a file named explicitly is always a candidate. The runtime is never chosen here:
-adapters detect it from the content. Symlinked files are followed once (the locator is the
+candidates, and so are the session documents Gemini CLI wrote before 0.58
+(``chats/session-*.json``: JSON files the runtime rewrites whole); a file named explicitly is
+always a candidate. Discovery also chooses each candidate's framing (`framing_of`): a file
+ending ``.json`` is a *document* (`traceidx.document`: a Record per element), any other a
+source of *lines* (`traceidx.frame`). The runtime is never chosen here: adapters detect it
+from the content. Symlinked files are followed once (the locator is the
 canonical path, so a file reached twice is one candidate). A URI (traceidx.storage) is listed
 on its filesystem: every object beneath it is a file, its locator its full URI.
 
@@ -29,7 +33,10 @@ Superseded copies are not candidates; they are reported with the file that super
   (``session.jsonl``, ``session.v1.jsonl`` … each optionally ``.zstd``); the highest-numbered
   one is the session's log and older generations are copies left behind by a migration;
 * ``X.jsonl`` and ``X.jsonl.zst`` side by side are one Codex rollout in two encodings; the
-  plain file takes precedence, as Codex itself reads it.
+  plain file takes precedence, as Codex itself reads it;
+* ``X.json`` beside ``X.jsonl`` is a Gemini CLI session document that the CLI migrated to
+  JSON lines when the session was resumed (it copies every message into ``X.jsonl`` and
+  reads only that file from then on).
 """
 
 from __future__ import annotations
@@ -48,6 +55,26 @@ from traceidx.sourceio import kind_of
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
 _DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
+#: a session document (Gemini CLI before 0.58), in a folder named `DOCUMENT_FOLDER`
+_DOCUMENT = re.compile(r"session-.+\.json")
+DOCUMENT_FOLDER = "chats"
+
+
+def framing_of(locator: str) -> str:
+    """How a candidate is split into Records: ``rows`` (a session of a runtime's database, or
+    the database itself: `traceidx.rowsource`), ``document`` (a JSON file rewritten whole:
+    `traceidx.document`) or ``lines`` (`traceidx.frame`)."""
+    if rowsource.parse(locator) is not None:
+        return "rows"
+    return "document" if locator.endswith(".json") else "lines"
+
+
+def named_like_trace(folder: str, name: str) -> bool:
+    """Whether a file of that name in that folder is a candidate when its folder is walked (a
+    runtime's database: one candidate per session, `_expanded`)."""
+    if name.endswith(TRACE_SUFFIXES) or rowsource.layout_of(name) is not None:
+        return True
+    return _DOCUMENT.fullmatch(name) is not None and os.path.basename(folder) == DOCUMENT_FOLDER
 
 
 def default_roots() -> dict[str, list[Path]]:
@@ -122,6 +149,10 @@ def superseded_in(directory: str, names: Iterable[str]) -> list[Superseded]:
             plain = os.path.join(directory, name[: -len(".zst")])
             why = "a compressed copy of a rollout whose plain file takes precedence"
             out.append(Superseded(os.path.join(directory, name), plain, why))
+        elif name.endswith(".json") and name + "l" in names:
+            lines = os.path.join(directory, name + "l")
+            why = "a session document Gemini CLI migrated to the JSON-lines file beside it"
+            out.append(Superseded(os.path.join(directory, name), lines, why))
     return out
 
 
@@ -141,11 +172,11 @@ def _walk(root: Path, superseded: list[Superseded], ignored: list[Ignored]) -> I
         subdirectories: list[str] = []
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
-                if entry.name.endswith(TRACE_SUFFIXES):
+                if named_like_trace(directory, entry.name):
                     ignored.append(Ignored(entry.path, "a directory"))
                 else:
                     subdirectories.append(entry.path)
-            elif entry.name.endswith(TRACE_SUFFIXES) or rowsource.layout_of(entry.name):
+            elif named_like_trace(directory, entry.name):
                 files[entry.name] = entry
         dropped = superseded_in(directory, files)
         superseded.extend(dropped)
@@ -207,7 +238,7 @@ def _listed(
     out: list[str] = []
     for folder, listed in sorted(folders.items()):
         files = {name: (size, mtime) for name, size, mtime in listed}
-        files = {k: v for k, v in files.items() if k.endswith(TRACE_SUFFIXES)}
+        files = {k: v for k, v in files.items() if named_like_trace(folder, k)}
         dropped = superseded_in(folder, files)
         for gone in dropped:
             del files[os.path.basename(gone.locator)]

@@ -170,7 +170,7 @@ def _header(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
         "models: " + (", ".join(p.models) or "all"),
     ]
     loops = _total(usage, "loops") or 0
-    calls = tools.filter(tools["kind"] == "tool") if "kind" in tools.columns else tools
+    calls = tools.filter(tools["entry"] == "tool kind") if "entry" in tools.columns else tools
     cost = _total(usage, "cost_usd")
     counted = [
         f"{_n(loops)} loops",
@@ -386,8 +386,11 @@ def _tools(page: Page, tools: pl.DataFrame, slowest: pl.DataFrame) -> None:
     if tools.is_empty():
         page.note("No tool calls in scope.")
         return
-    for kind, noun in (("tool", "tools"), ("program", "shell programs")):
-        rows = _label(tools.filter(pl.col("kind") == kind), "name")
+    for entry, kind, noun in (
+        ("tool kind", "tool", "tool kinds"),
+        ("program", "program", "shell programs"),
+    ):
+        rows = _label(tools.filter(pl.col("entry") == entry), "name")
         slow = rows.filter(pl.col("duration_ms_median").is_not_null()).sort(
             "duration_ms_median", descending=True
         )

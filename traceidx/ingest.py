@@ -1,5 +1,13 @@
 """Ingest one source: frame its lines, detect its runtime, adapt and project it.
 
+A source discovery frames as a *document* (`traceidx.discover.framing_of`: a JSON file its
+runtime rewrites whole) is read whole and split into its elements (`traceidx.document`); each
+element then goes the way a line does, named by its JSON path. Such a source has no
+checkpoint (it is re-read whole whenever it changes). Nor has a session of a runtime's
+database (framed as ``rows``: `traceidx.rowsource`), whose rows are read from the database,
+each one line of JSON the adapter is fed as a line would be, its record keeping the row's
+table and key; a change re-reads the session whole.
+
 This is the per-source unit of work (and of parallelism). It reads the file once, streaming
 in chunks; problems with the evidence are data (a malformed line is a Record with
 ``parse_status = malformed``; an unclaimed file is ``skipped`` with a reason), while I/O
@@ -15,11 +23,6 @@ and digests cover the whole source.
 
 In that mode a long plain source also yields a `traceidx.checkpoint.Checkpoint`, and
 `ingest(..., resume=checkpoint)` continues from one: only the lines after it are read.
-
-A session of a database (a locator `traceidx.rowsource` parses) is framed from its rows
-instead of lines: each row is one line of JSON, fed to the adapter as a line would be, and
-its record keeps the row's table and key. Such a source has no checkpoint: a change re-reads
-the session whole.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from traceidx import ids, rowsource
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
 from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
+from traceidx.discover import framing_of
+from traceidx.document import frame_document
 from traceidx.errors import AdapterFailure, PublishError
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer, fingerprint
 from traceidx.items import ItemColumns
@@ -210,6 +215,7 @@ class _Run:
         self.drain_every = DRAIN_EVERY  # read once: a module global costs a lookup per read
         #: (table, key) of each row by position, for a database source (None for lines)
         self.row_keys: list[tuple[str, str]] | None = None
+        self.paths: dict[int, str] | None = None  # a document's JSON paths, by position
 
     def restore(self, checkpoint: Checkpoint) -> Framer:
         """Continue from a checkpoint; the framer to feed the lines after it."""
@@ -239,6 +245,7 @@ class _Run:
             or offset < MIN_BYTES
             or result.stream.compression != "none"
             or result.runtime is None
+            or self.paths is not None
         ):
             return None
         try:
@@ -326,6 +333,19 @@ class _Run:
                 continue
             record(line, obj, "ok")
 
+    def document(self, data: bytes) -> None:
+        """Take a whole document: its records, each with its JSON path and decoded value."""
+        self.paths = {}
+        for part in frame_document(data, self.settings.max_record_bytes):
+            line, status = part.line, part.status
+            self.paths[line.position] = part.path
+            if self.undecided:
+                self.head.append((line, part.value, status))
+                if len(self.head) >= 32:
+                    self.decide()
+            else:
+                self.record(line, part.value, status)
+
     def line(self, line: FramedLine) -> None:
         obj, status = _decode(line)
         if self.undecided:
@@ -360,7 +380,12 @@ class _Run:
     def note(self, line: FramedLine, what: str) -> None:
         """Report a damaged line (the first few per source; the rest are counted)."""
         if self.result.malformed + self.result.oversized <= MAX_LINE_WARNINGS:
-            self.result.warnings.append(f"{self.result.locator}:{line.position + 1}: line {what}")
+            paths, locator = self.paths, self.result.locator
+            if paths is not None:  # a document's record, by its JSON path
+                where = f"{locator}: the record at {paths.get(line.position, '$')}"
+                self.result.warnings.append(f"{where} {what}")
+            else:
+                self.result.warnings.append(f"{locator}:{line.position + 1}: line {what}")
 
     def record(self, line: FramedLine, obj: Any, status: str) -> None:
         facts = _NO_FACTS
@@ -391,7 +416,8 @@ class _Run:
         if self.adapter is None:
             return
         self.keys.add(facts.occurred_at, line.fingerprint.encode("ascii"))
-        self.result.records.append(line.start, line.end, status, facts.native_type)
+        path = self.paths.get(line.position) if self.paths is not None else None
+        self.result.records.append(line.start, line.end, status, facts.native_type, path)
         if self.row_keys is not None:
             self.result.records.add_row(*self.row_keys[line.position])
         if self.sink is not None:
@@ -419,7 +445,7 @@ def ingest(
     """
     result = SourceResult(locator, "failed")
     try:
-        database = rowsource.parse(locator)
+        database = rowsource.parse(locator) if framing_of(locator) == "rows" else None
         if database is not None:
             return _ingest_rows(result, database, settings, sink, prefix_counts)
         return _ingest(result, settings, sink, prefix_counts, resume)
@@ -457,6 +483,13 @@ def _ingest(
             result.size, result.mtime_ns = stat_of(locator, stream)  # of the file read
             run = _Run(result, settings, sink, prefix_counts)
             framer = Framer(settings.max_record_bytes)
+            if framing_of(locator) == "document":
+                data = b"".join(logical_chunks(stream, result.stream))
+                run.document(data)
+                if run.undecided:
+                    run.decide()
+                result.indexed_bytes = len(data)
+                return _conclude(result, run, settings)
             if resume is not None:
                 framer = run.restore(resume)
                 result.resumed = resume

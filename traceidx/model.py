@@ -415,11 +415,14 @@ class RowKey(_Struct, frozen=True):
 
 
 class Record(_Struct, frozen=True):
-    """One complete newline-terminated line of a Source, or one row of a database source.
+    """One complete newline-terminated line of a Source, one element of a document Source
+    (a JSON file its runtime rewrites whole: `traceidx.document`), named by `json_path`, or
+    one row of a database source (`traceidx.rowsource`), located by `row`.
 
-    `content_range` is half-open and excludes the newline; `fingerprint` is XXH3-128 (hex) of
-    exactly those bytes (BLAKE2b-128 for sources gone before that change: `traceidx.frame`);
-    `occurred_at` only when the runtime wrote a timestamp on that line.
+    `content_range` is half-open and excludes the newline (of an element: the bytes of its
+    value); `fingerprint` is XXH3-128 (hex) of exactly those bytes (BLAKE2b-128 for sources
+    gone before that change: `traceidx.frame`); `occurred_at` only when the runtime wrote a
+    timestamp on that line.
     `native_type` and `parse_status` are operational facts (not contract fields) that help
     diagnose evidence: `parse_status` is ``ok``, ``malformed``, ``oversized`` or ``joined``
     (several JSON objects written on one line without a newline, each recovered losslessly).
@@ -436,6 +439,7 @@ class Record(_Struct, frozen=True):
     parse_status: Literal["ok", "malformed", "oversized", "joined"]
     occurred_at: EpochMs | None = None
     native_type: str | None = None
+    json_path: str | None = None
     row: RowKey | None = None
 
 
@@ -571,6 +575,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "(several JSON objects on one line, each recovered)",
         "occurred_at": "the runtime's own timestamp on the line, if any",
         "native_type": "the runtime's record type (type or type/refinement)",
+        "json_path": "where a record of a document source is in it ($: the document, "
+        "$.messages[3]: an element); absent for a line",
         "row": "table and primary key of a database row (a database source's records only)",
     },
     "sessions": {

@@ -45,6 +45,7 @@ VIEWS: tuple[str, ...] = (
     "loops",
     "model_calls",
     "items",
+    "tool_kinds",
     "tool_calls",
     "loop_usage",
     "shell_statements",

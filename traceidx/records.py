@@ -96,6 +96,7 @@ class RecordColumns:
         "first",
         "keys",
         "native_types",
+        "paths",
         "row_keys",
         "row_tables",
         "source_id",
@@ -111,6 +112,7 @@ class RecordColumns:
         self.ends: list[int] = []
         self.statuses: list[str] = []
         self.native_types: list[str | None] = []
+        self.paths: list[str | None] = []  # the JSON path of a document's record
         #: the table and key of each record, for a database source's (else empty)
         self.row_tables: list[str] = []
         self.row_keys: list[str] = []
@@ -118,12 +120,15 @@ class RecordColumns:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def append(self, start: int, end: int, status: str, native_type: str | None) -> None:
+    def append(
+        self, start: int, end: int, status: str, native_type: str | None, path: str | None = None
+    ) -> None:
         """The next record (at position ``first + len(self)``; its keys already added)."""
         self.starts.append(start)
         self.ends.append(end)
         self.statuses.append(status)
         self.native_types.append(native_type)
+        self.paths.append(path)
 
     def add_row(self, table: str, key: str) -> None:
         """The table and key of the record just appended (a database source's)."""
@@ -151,6 +156,7 @@ class RecordColumns:
                     parse_status=self.statuses[i],  # type: ignore[arg-type]
                     occurred_at=self.keys.time(position),
                     native_type=self.native_types[i],
+                    json_path=self.paths[i],
                     row=RowKey(self.row_tables[i], self.row_keys[i]) if rows else None,
                 )
             )
@@ -170,6 +176,7 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
     fingerprints = bytearray()
     statuses: list[str] = []
     native_types: list[str | None] = []
+    paths: list[str | None] = []
     rows: list[dict[str, str] | None] = []  # of database sources' rows, when there are any
     with_rows = any(run.row_keys for run in runs)
     for run in runs:
@@ -181,6 +188,7 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         fingerprints += keys.fingerprints[32 * first : 32 * (first + count)]
         statuses += run.statuses
         native_types += run.native_types
+        paths += run.paths
         if run.row_keys:
             rows += [
                 {"table": t, "key": k} for t, k in zip(run.row_tables, run.row_keys, strict=True)
@@ -215,6 +223,7 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         to_array(statuses, pa.string()),
         occurred.cast(schema.field("occurred_at").type),
         to_array(native_types, pa.string()),
+        to_array(paths, pa.string()),
         pa.array(rows, row_type) if with_rows else pa.nulls(count, row_type),
     ]
     return pa.Table.from_arrays(columns, schema=schema)

@@ -75,6 +75,20 @@ def report_detail(name: str) -> tuple[str, ...]:
     return ()
 
 
+#: the report options that apply only where a report's SQL reads them: option -> what it reads
+_READS: dict[str, str] = {"period": "period_of(", "group_by": "getvariable('group_by')"}
+
+
+def report_options(name: str) -> frozenset[str]:
+    """The options among `--limit`, `--period`, `--group-by` that a report applies: `--limit`
+    every one (`run_report` cuts the rows), the others where its SQL reads them (the one place
+    that decides; the html report shows every report: all of them)."""
+    if name == "html":
+        return frozenset({"limit", *_READS})
+    text = report_sql(name)
+    return frozenset({"limit"} | {option for option, mark in _READS.items() if mark in text})
+
+
 def report_summary(name: str) -> str:
     """The first sentence of a report's header comment: what it answers."""
     header = [line for line in _header(name) if not line.startswith(_DETAIL)]

@@ -23,7 +23,9 @@ class TraceHome:
     """A runtime's home folder and the trace roots in it.
 
     The home is the environment variable `variable` when it is set and not empty, else
-    `default` (relative to the user's home folder); its trace roots are `folders` in it.
+    `default` (relative to the user's home folder; empty: that folder itself); its trace
+    roots are `folders` in it. (Gemini CLI's ``GEMINI_CLI_HOME`` stands for the user's home
+    folder, in which the CLI keeps ``.gemini``.)
     """
 
     variable: str
@@ -97,6 +99,11 @@ RUNTIMES: dict[str, Runtime] = {
         "traceidx.adapters.dsh.adapter",
         "DshAdapter",
         (TraceHome("DSH_HOME", ".dsh", ("sessions",)),),
+    ),
+    "gemini": Runtime(
+        "traceidx.adapters.gemini.adapter",
+        "GeminiAdapter",
+        (TraceHome("GEMINI_CLI_HOME", "", (".gemini/tmp",)),),
     ),
     "opencode": Runtime(
         "traceidx.adapters.opencode.adapter",

@@ -14,7 +14,9 @@ The rules (after the Source/Record change rules of the contract):
   until it is read again). An
   unterminated last line is never a Record: it waits for its newline. An *appended* long
   source with a valid checkpoint is the exception: it resumes where its reading stood and
-  only its unsettled rows are replaced (traceidx.checkpoint); the result is the same.
+  only its unsettled rows are replaced (traceidx.checkpoint); the result is the same. A
+  document source (traceidx.document: a JSON file its runtime rewrites whole) has no
+  checkpoint: whatever changed, it is read whole again.
 * **missing** — a source in the dataset whose file is gone keeps its facts (runtimes delete
   old transcripts; the dataset is the user's history) and is marked ``missing`` until
   ``traceidx prune`` removes it, unless it **moved**: a file that vanished is superseded by a
@@ -45,7 +47,9 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from traceidx import rowsource
-from traceidx.frame import FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
+from traceidx.discover import framing_of
+from traceidx.document import frame_document
+from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
 from traceidx.manifest import SourceEntry
 from traceidx.records import SourceKeys
 from traceidx.sourceio import HEAD_BYTES, StreamStats, logical_chunks, open_regular, stat_of
@@ -121,6 +125,11 @@ def prefix_digests(locator: str, counts: Collection[int], algorithm: str) -> dic
         return keys.digests(counts)[1]
     try:
         with open_regular(locator) as stream:
+            if framing_of(locator) == "document":  # its records are its elements
+                data = b"".join(logical_chunks(stream, StreamStats()))
+                for part in frame_document(data, DEFAULT_MAX_RECORD_BYTES, algorithm):
+                    keys.add(None, part.line.fingerprint.encode("ascii"))
+                return keys.digests([c for c in counts if c <= len(keys)])[1]
             for chunk in logical_chunks(stream, StreamStats()):
                 for line in framer.feed(chunk):
                     keys.add(None, line.fingerprint.encode("ascii"))

@@ -1,4 +1,5 @@
--- tool_calls: each tool call (agent.tool_call and agent.tool_call.shell) with its output.
+-- tool_calls: each tool call (agent.tool_call and agent.tool_call.shell) with its output;
+-- kind: the runtime-neutral kind of its tool (see tool_kinds).
 -- duration_ms is what the runtime reported; elapsed_ms is derived from timestamps
 -- (output record time minus call record time) and is null when either is unknown.
 CREATE OR REPLACE VIEW tool_calls AS
@@ -19,6 +20,10 @@ SELECT
     c.item_id, c.session_id, c.loop_id,
     c.semantic.role AS role,
     c.semantic.tool_call.tool_name AS tool_name,
+    coalesce(k.kind, CASE
+        WHEN c.semantic.role = 'agent.tool_call.shell' THEN 'shell'
+        WHEN regexp_matches(c.semantic.tool_call.tool_name, '^[A-Za-z0-9_.-]+__.') THEN 'mcp'
+        ELSE 'other' END) AS kind,
     c.semantic.tool_call.shell_fragments[1].text.value AS command,
     c.semantic.tool_call.arguments::JSON AS arguments,
     o.output_item_id, coalesce(o.output_count, 0) AS output_count,
@@ -28,4 +33,5 @@ SELECT
     c.occurred_at AS started_at
 FROM items AS c
 LEFT JOIN outputs AS o ON o.call_item_id = c.item_id
+LEFT JOIN tool_kinds AS k ON k.tool_name = lower(c.semantic.tool_call.tool_name)
 WHERE c.semantic.role IN ('agent.tool_call', 'agent.tool_call.shell');
