@@ -1,5 +1,6 @@
-"""Helpers the corpus tests share: query rows as dicts, an item's text, a file's decoded lines,
-an adapter drained while it reads a file, a runtime's longest trace at hand."""
+"""Helpers the corpus tests share: query rows as dicts, an item's text, a file's decoded lines
+(a database session's decoded rows), an adapter drained while it reads a file, a runtime's
+longest trace at hand, the sessions of the databases under a folder."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import msgspec
 
 from benchmarks.corpora import copy_ids
 from tests.conftest import CORPUS, FIXTURES, WITH_CORPUS
+from traceidx import rowsource
 from traceidx.adapters.base import Adapter, DraftItem, DraftLoop
 from traceidx.frame import frame_bytes
 from traceidx.ingest import split_joined
@@ -48,7 +50,11 @@ def text_of(semantic: dict[str, Any], shapes: tuple[str, ...] = TEXT_SHAPES) -> 
 
 def decoded_records(path: Path) -> list[tuple[int, list[Any]]]:
     """(position, decoded values) of every parsable line of a trace file, as ingest feeds an
-    adapter (a joined line gives its values; a malformed one none; oversized lines none)."""
+    adapter (a joined line gives its values; a malformed one none; oversized lines none); of
+    every row of a database session (`path` is its locator: traceidx.rowsource)."""
+    where = rowsource.parse(str(path))
+    if where is not None and where.session is not None:
+        return [(n, [_DECODER.decode(line)]) for n, line in enumerate(rowsource.lines(str(path)))]
     with open(path, "rb") as handle:
         data = b"".join(logical_chunks(handle, StreamStats()))
     out: list[tuple[int, list[Any]]] = []
@@ -144,3 +150,30 @@ def long_trace(runtime: str, folder: Path, copies: int = 1) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data + b"".join(copy_ids(data, k) for k in range(1, copies)))
     return path
+
+
+def database_sessions(root: Path) -> list[Path]:
+    """The sessions of every runtime database under `root`, as locators (traceidx.rowsource)."""
+    found: list[Path] = []
+    for path in sorted(p for p in root.rglob("*") if rowsource.layout_of(p.name) is not None):
+        try:
+            sessions = rowsource.listing(str(path))
+        except (OSError, rowsource.Unreadable, rowsource.Foreign, rowsource.Changed):
+            continue
+        found += [Path(rowsource.locator_of(str(path), s)) for s in sorted(sessions)]
+    return found
+
+
+def database_streams(folder: Path) -> list[Path]:
+    """Each database session at hand (the committed fixtures', and the shared corpus's generated
+    ones when it is present) written to `folder` as its logical stream: its rows framed one JSON
+    line each (traceidx.rowsource), a file a test can read, mutate and feed like a trace."""
+    roots = [FIXTURES / "generated", CORPUS / "generated"] if WITH_CORPUS else [FIXTURES]
+    out: list[Path] = []
+    for root in roots:
+        for locator in database_sessions(root):
+            path = folder / root.parent.name / f"{locator.name.rsplit('#', 1)[1]}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"".join(line + b"\n" for line in rowsource.lines(str(locator))))
+            out.append(path)
+    return out

@@ -16,16 +16,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import fixture_path
+from tests.facts import database_sessions
 from traceidx.ingest import Settings
 from traceidx.worker import Task, process_batch
 
 
 def _work(runtime: str, limit: int) -> list[tuple[str, str, str | None, str | None]]:
-    files = sorted(fixture_path("generated", runtime).rglob("*.jsonl*"))[:limit]
-    return [(str(path), "new", None, None) for path in files]
+    folder = fixture_path("generated", runtime)
+    files = sorted(folder.rglob("*.jsonl*")) + database_sessions(folder)
+    return [(str(path), "new", None, None) for path in files[:limit]]
 
 
-@pytest.mark.parametrize("runtime", ["claude", "codex", "dsh", "pi", "qwen"])
+@pytest.mark.parametrize("runtime", ["claude", "codex", "dsh", "opencode", "pi", "qwen"])
 def test_ingesting_leaves_no_cyclic_garbage(tmp_path: Path, runtime: str) -> None:
     task = Task(Settings(), {}, tmp_path, {})
     process_batch(_work(runtime, 3), task)  # imports and caches made once, before measuring

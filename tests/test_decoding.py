@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 import traceidx
 from tests.conftest import fixture_path, patches_module_functions
+from tests.facts import database_streams
 from tests.mutation import recognised_files, write_variants
 from traceidx import ingest as ingest_module
 from traceidx.adapters import adapters, detect
@@ -42,6 +43,7 @@ NARROW = sorted(name for name, cls in adapters().items() if cls.record_type is n
 RECEIVERS: dict[str, dict[str, tuple[str, ...]]] = {
     "claude_code": {"obj": (), "facts": ("toolUseResult",)},
     "gemini": {"obj": ()},
+    "opencode": {"obj": (), "row": ("row",)},
     "qwen": {
         "obj": (),
         "facts": ("toolCallResult",),
@@ -128,9 +130,10 @@ def _fed(cls: type[Adapter], records: list[tuple[int, Any]]) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """Recognised corpus traces and copies of them with values of other JSON types swapped in."""
-    files = recognised_files(400_000)
+    """Recognised corpus traces (a database session as its rows' lines) and copies of them
+    with values of other JSON types swapped in."""
     root = tmp_path_factory.mktemp("decoding")
+    files = recognised_files(400_000) + database_streams(tmp_path_factory.mktemp("rows"))
     write_variants(files, root, 2)
     return [*files, *sorted(p for p in root.rglob("*.jsonl") if p.is_file())]
 

@@ -75,9 +75,11 @@ def test_default_roots_follow_environment(tmp_path: Path, monkeypatch: pytest.Mo
         ("COPILOT_HOME", "copilot"),
         ("QWEN_RUNTIME_DIR", "qwen-runtime"),
         ("QWEN_HOME", "qwen"),
+        ("XDG_DATA_HOME", "data"),
+        ("OPENCODE_DB", "elsewhere/opencode.db"),
     ]:
         monkeypatch.setenv(var, str(tmp_path / sub))
-    assert default_roots() == {
+    expected = {
         "claude_code": [tmp_path / "claude" / "projects"],
         "codex": [tmp_path / "codex" / "sessions", tmp_path / "codex" / "archived_sessions"],
         "pi": [tmp_path / "pi" / "sessions"],
@@ -85,7 +87,9 @@ def test_default_roots_follow_environment(tmp_path: Path, monkeypatch: pytest.Mo
         "gemini": [tmp_path / "home" / ".gemini" / "tmp"],
         "copilot": [tmp_path / "copilot" / "session-state"],
         "qwen": [tmp_path / "qwen-runtime" / "projects", tmp_path / "qwen" / "projects"],
+        "opencode": [tmp_path / "data" / "opencode", tmp_path / "elsewhere" / "opencode.db"],
     }
+    assert {k: v for k, v in default_roots().items() if k in expected} == expected
 
 
 def test_symlinks_and_unreadable_directories(tmp_path: Path) -> None:

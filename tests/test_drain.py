@@ -1,7 +1,8 @@
 """Adapters hand over settled drafts while reading (`Adapter.drain`), changing nothing.
 
 For every committed trace fixture, and every trace file of the shared corpus when it is present
-(public, generated and reference samples), each file is adapted twice: once keeping every draft
+(public, generated and reference samples), and every session of a runtime's database there,
+each file is adapted twice: once keeping every draft
 until `finish`, and once calling `drain` after every record. What `drain` returns is copied the
 moment it is returned; the copies followed by what `finish` returns must equal the first run
 exactly, so a drained draft that changed afterwards, or a prefix broken, fails here.
@@ -16,7 +17,7 @@ import msgspec
 import pytest
 
 from tests.conftest import CORPUS, DATA, FIXTURES
-from tests.facts import decoded_records, item_snapshot, loop_snapshot
+from tests.facts import database_sessions, decoded_records, item_snapshot, loop_snapshot
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, Draft
 
@@ -29,7 +30,8 @@ def _files() -> list[tuple[str, Path]]:
     found: list[tuple[str, Path]] = []
     suffixes = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
     for root in roots:
-        for path in sorted(p for p in root.rglob("*") if p.name.endswith(suffixes)):
+        files = sorted(p for p in root.rglob("*") if p.name.endswith(suffixes))
+        for path in files + database_sessions(root):
             head = [v for _, values in decoded_records(path)[:32] for v in values]
             cls = detect(head)
             if cls is not None:

@@ -160,6 +160,7 @@ def test_every_runtime_has_committed_cases() -> None:
         "copilot",
         "pi",
         "dsh",
+        "opencode",
         "qwen",
         "gemini",
     }

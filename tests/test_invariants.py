@@ -11,6 +11,7 @@ from tests.conftest import WITH_CORPUS
 from traceidx.frame import fingerprint
 from traceidx.model import LOOP_BOUND_ROLES
 from traceidx.query import connect
+from traceidx.rowsource import read_row
 from traceidx.runtimes import names as runtime_names
 from traceidx.schema import SHAPE_BY_ROLE, SHAPES
 from traceidx.sourceio import read_range
@@ -29,8 +30,9 @@ def none(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 
 
 #: (sources, sessions, loops, items) a runtime has at least in the dataset; the Qwen Code
-#: generated set is small (13 sessions, 185 items in all; 12 of them committed, 160 items)
-MINIMUM = {"qwen": (10, 10, 20, 150)}
+#: generated set is small (13 sessions, 185 items in all; 12 of them committed, 160 items), so
+#: is OpenCode's (20 sessions, 27 loops, 213 items; 10 sessions committed, 12 loops)
+MINIMUM = {"qwen": (10, 10, 20, 150), "opencode": (10, 10, 12, 100)}
 
 
 @pytest.mark.parametrize("runtime", runtime_names())
@@ -116,17 +118,18 @@ def test_records_are_dense_ordered_and_disjoint(con: duckdb.DuckDBPyConnection) 
 def test_record_fingerprints_match_the_source_bytes(con: duckdb.DuckDBPyConnection) -> None:
     sample = con.execute(
         """SELECT s.locator, r.content_range.start, r.content_range."end", r.fingerprint,
-                  r.json_path
+                  r.json_path, r.row.table, r.row.key
            FROM records r JOIN sources s USING (source_id)
            QUALIFY row_number() OVER (PARTITION BY s.runtime, s.compression
                                       ORDER BY r.record_id) <= 150"""
     ).fetchall()
-    for locator, start, end, expected, json_path in sample:
-        data = read_range(locator, start, end)
-        assert fingerprint(data) == expected
+    for locator, start, end, expected, json_path, table, key in sample:
+        # a database source's row is read again by its key (its framed line, traceidx.rowsource)
+        data = read_row(locator, table, key) if table else read_range(locator, start, end)
+        assert fingerprint(data) == expected and len(data) == end - start
         assert (
             json_path is not None or b"\n" not in data
-        )  # a line; a document's element spans lines
+        )  # a line or a row; a document's element spans lines
 
 
 def test_every_source_supports_one_session(con: duckdb.DuckDBPyConnection) -> None:

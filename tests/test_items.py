@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import CORPUS
 from traceidx.ingest import Settings, ingest
 from traceidx.items import ItemColumns, items_table, value_row
-from traceidx.runtimes import names
+from traceidx.runtimes import RUNTIMES, names
 from traceidx.schema import SHAPE_BY_ROLE, SHAPES, to_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +39,8 @@ def test_items_table_equals_encoding_the_item_objects() -> None:
         _assert_grouped_by_shape(table, runs)
         runtimes.add(result.runtime)
         items += len(objects)
-    assert runtimes == set(names()) and items > 10_000
+    # every runtime of files (a database's sessions are not files this test ingests)
+    assert runtimes == {n for n in names() if RUNTIMES[n].database is None} and items > 10_000
 
 
 def _assert_grouped_by_shape(table: pa.Table, runs: list[ItemColumns]) -> None:

@@ -32,10 +32,11 @@ from traceidx.remote import RemoteDataset
 
 TRACES = FIXTURES / "generated"
 #: what "the same loops and tokens" means: every loop's runtime, model, times, outcome and usage
-#: (ids are functions of the locator, which differs between a file and an object)
+#: (ids are functions of the locator, which differs between a file and an object); a runtime's
+#: database (OpenCode's) is read on local disk only, not as an object
 LOOPS_AND_TOKENS = (
     "SELECT runtime, model, started_at, ended_at, outcome, input, cached, cache_write, output, "
-    "reasoning, total FROM loop_usage ORDER BY ALL"
+    "reasoning, total FROM loop_usage WHERE runtime <> 'opencode' ORDER BY ALL"
 )
 
 

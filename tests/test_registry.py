@@ -90,11 +90,18 @@ GENERATED_RUNTIMES = {
     "codex": "codex",
     "copilot": "copilot",
     "dsh": "dsh",
+    "opencode": "opencode",
     "pi": "pi",
     "qwen": "qwen",
 }
 #: files of a runtime home named like traces that are not (Qwen Code's per-run usage summary)
 NOT_TRACES = frozenset({"usage_record.jsonl"})
+
+
+def database_sessions(root: Path) -> list[Path]:
+    from tests.facts import database_sessions as sessions
+
+    return sessions(root)
 
 
 def _claimants(path: Path) -> list[str]:
@@ -121,6 +128,7 @@ def test_each_generated_trace_is_claimed_by_its_own_runtime_only(where: str, fol
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
     foreign = {"_gen", "_aux"}  # the generators' logs
     traces = [p for p in files if not foreign & set(p.parts) and p.name not in NOT_TRACES]
+    traces += database_sessions(root)  # a database's sessions (OpenCode's)
     assert traces
     for path in traces:
         assert _claimants(path) == [GENERATED_RUNTIMES[folder]], path.relative_to(root)

@@ -57,6 +57,7 @@ def _err(message: str) -> None:
 def cmd_build(args: argparse.Namespace) -> int:
     from traceidx.ingest import Settings
     from traceidx.pipeline import build
+    from traceidx.rowsource import names_session
 
     runtimes = frozenset(args.runtime) if args.runtime else None
     paths = [_location(p) for p in args.paths] if args.paths else None
@@ -66,7 +67,11 @@ def cmd_build(args: argparse.Namespace) -> int:
             f"{dataset}: a file, not a folder; --dataset names the dataset's folder (new or "
             "existing)"
         )
-    missing = [p for p in paths or [] if isinstance(p, Path) and not p.exists()]
+    missing = [
+        p
+        for p in paths or []
+        if isinstance(p, Path) and not p.exists() and not names_session(str(p))
+    ]
     if missing:  # nothing is read, nothing published
         raise UsageError(
             f"{missing[0]}: no such file or folder; name existing trace files or folders (or "
@@ -384,34 +389,47 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from traceidx.query import connect
+    from traceidx.rowsource import gone, read_row
     from traceidx.sourceio import read_range
 
     con = connect(args.dataset)
     found = con.execute(
         "SELECT r.record_id, s.locator, s.runtime, r.source_position, r.content_range.start, "
-        "r.content_range.end, r.fingerprint, r.parse_status, r.native_type, r.json_path "
-        "FROM records r JOIN sources s USING (source_id) WHERE r.record_id = ?",
+        "r.content_range.end, r.fingerprint, r.parse_status, r.native_type, r.json_path, "
+        "r.row.table, r.row.key FROM records r JOIN sources s USING (source_id) "
+        "WHERE r.record_id = ?",
         [args.record_id],
     ).fetchall()
     if not found:
         _err(f"record {args.record_id} is not in {args.dataset}; list ids with `traceidx sql`")
         return EXIT_FAILED
-    rid, locator, runtime, position, start, end, expected, status, native, path = found[0]
+    rid, locator, runtime, position, start, end, expected, status, native, path, *key = found[0]
+    table, row = key  # of a database row (traceidx.rowsource)
     verdict, raw = "verified", b""
-    try:
-        raw = read_range(locator, start, end)
+    try:  # a database row is re-read by its table and key, a line by its byte range
+        raw = (
+            read_row(locator, table, row) if table is not None else read_range(locator, start, end)
+        )
         if algorithm_of(raw, expected) is None:
             verdict = "changed"
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
         verdict = "source missing (the file is gone; its facts stay until `traceidx prune`)"
+        if table is not None and not gone(locator):  # its session is there, the row is not
+            verdict = f"changed ({exc.strerror}; the next build reads its session again)"
+        elif table is not None:
+            verdict = "source missing (its session is gone; its facts stay until `traceidx prune`)"
     except OSError as exc:
         verdict = f"unreadable ({exc.strerror or exc})"
-    info = {
+    info: dict[str, Any] = {
         "record_id": rid,
         "source": locator,
         "runtime": runtime,
         "source_position": position,
         "content_range": {"start": start, "end": end},
+    }
+    if table is not None:  # a row of a database source: where it is
+        info["row"] = {"table": table, "key": row}
+    info |= {
         "fingerprint": expected,
         "parse_status": status,
         "native_type": native,
@@ -423,9 +441,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         json.dump(info, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        for key, value in info.items():
-            if key != "content" and (key != "json_path" or value is not None):
-                sys.stdout.write(f"{key}: {cell(value)}\n")
+        for name, value in info.items():
+            if name != "content" and (name != "json_path" or value is not None):
+                sys.stdout.write(f"{name}: {cell(value)}\n")
         if info["content"] is not None:
             sys.stdout.write(f"content:\n{info['content']}\n")
     return EXIT_OK if verdict == "verified" or verdict.startswith("source missing") else EXIT_FAILED

@@ -14,6 +14,14 @@ from the content. Symlinked files are followed once (the locator is the
 canonical path, so a file reached twice is one candidate). A URI (traceidx.storage) is listed
 on its filesystem: every object beneath it is a file, its locator its full URI.
 
+A file whose name a runtime declares for its SQLite database (`traceidx.runtimes.Database`,
+e.g. ``opencode.db``), found in a walk or named, is not one candidate but one per session it
+holds (``<path>#<session id>``, traceidx.rowsource), each with its stamp as its listed size
+and modification time; a database that cannot be listed stays one candidate under its own
+path, for ingest to report why. One session of a database may be named by its locator. A
+database whose files are in the state the dataset last saw them at (`KnownDatabase`) is not
+opened: its sessions are the dataset's, with their stamps (its missing ones stay missing).
+
 Only regular files are candidates. Anything else named like a trace — a named pipe, a socket,
 a device, a directory, a symlink to any of these, a dangling symlink or a symlink loop — is
 never opened (opening a named pipe would wait forever) and is reported as `Ignored`, one
@@ -37,11 +45,11 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from traceidx import storage
+from traceidx import rowsource, storage
 from traceidx.runtimes import declared
 from traceidx.sourceio import kind_of
 
@@ -53,14 +61,18 @@ DOCUMENT_FOLDER = "chats"
 
 
 def framing_of(locator: str) -> str:
-    """How a candidate is split into Records: ``document`` (a JSON file rewritten whole:
+    """How a candidate is split into Records: ``rows`` (a session of a runtime's database, or
+    the database itself: `traceidx.rowsource`), ``document`` (a JSON file rewritten whole:
     `traceidx.document`) or ``lines`` (`traceidx.frame`)."""
+    if rowsource.parse(locator) is not None:
+        return "rows"
     return "document" if locator.endswith(".json") else "lines"
 
 
 def named_like_trace(folder: str, name: str) -> bool:
-    """Whether a file of that name in that folder is a candidate when its folder is walked."""
-    if name.endswith(TRACE_SUFFIXES):
+    """Whether a file of that name in that folder is a candidate when its folder is walked (a
+    runtime's database: one candidate per session, `_expanded`)."""
+    if name.endswith(TRACE_SUFFIXES) or rowsource.layout_of(name) is not None:
         return True
     return _DOCUMENT.fullmatch(name) is not None and os.path.basename(folder) == DOCUMENT_FOLDER
 
@@ -183,6 +195,17 @@ def _walk(root: Path, superseded: list[Superseded], ignored: list[Ignored]) -> I
         pending.extend(sorted(subdirectories, reverse=True))  # visited in name order
 
 
+@dataclass(frozen=True, slots=True)
+class KnownDatabase:
+    """What a dataset holds of a database whose sessions were all last read or listed at one
+    state of its files (traceidx.rowsource.state_of): that state, the stamp of each session
+    there (by locator), and the sessions that were gone from it."""
+
+    state: str
+    stamps: dict[str, tuple[int, int]]
+    gone: frozenset[str] = frozenset()
+
+
 @dataclass(slots=True)
 class Discovery:
     """What discovery found under the paths it was given."""
@@ -191,8 +214,13 @@ class Discovery:
     superseded: list[Superseded]
     ignored: list[Ignored]
     problems: list[str]
-    #: size and modification time (ns) of remote candidates, as their listing gave them
+    #: size and modification time (ns) of remote candidates, as their listing gave them (the
+    #: stamp of a database's session)
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the state of the files of each database listed, or known unchanged, by path
+    databases: dict[str, str] = field(default_factory=dict)
+    #: sessions of a database known unchanged that were gone from it (still missing)
+    gone: set[str] = field(default_factory=set)
 
 
 def _listed(
@@ -225,9 +253,12 @@ def _listed(
     return out
 
 
-def discover(paths: Iterable[Path | str]) -> Discovery:
+def discover(
+    paths: Iterable[Path | str], known: Mapping[str, KnownDatabase] | None = None
+) -> Discovery:
     """Candidates under `paths` (sorted, de-duplicated), superseded files, paths named like
-    traces that are not regular files, and problems (paths that do not exist)."""
+    traces that are not regular files, and problems (paths that do not exist). `known`: the
+    databases a dataset holds the sessions of, by path (not opened while unchanged)."""
     seen: dict[str, Candidate] = {}
     superseded: list[Superseded] = []
     ignored: list[Ignored] = []
@@ -243,6 +274,9 @@ def discover(paths: Iterable[Path | str]) -> Discovery:
             path = Path(storage.local_path(path))
         if path.is_dir():
             locators = _walk(path, superseded, ignored)
+        elif not os.path.lexists(path) and rowsource.names_session(str(path)):
+            _session(str(path), seen, listed.stats, problems)
+            continue
         elif os.path.lexists(path):
             locator, what = _inspect(str(path.absolute()))
             if what is not None:
@@ -253,8 +287,9 @@ def discover(paths: Iterable[Path | str]) -> Discovery:
             problems.append(f"{path}: no such file or directory")
             continue
         for locator in locators:
-            if locator not in seen:
-                seen[locator] = Candidate(locator)
+            if locator in seen or _expanded(locator, seen, listed, known or {}):
+                continue
+            seen[locator] = Candidate(locator)
     dropped = {s.locator: s for s in superseded if _canonical(s.locator) not in seen}
     return Discovery(
         [seen[k] for k in sorted(seen)],
@@ -262,7 +297,64 @@ def discover(paths: Iterable[Path | str]) -> Discovery:
         sorted(ignored, key=lambda i: i.locator),
         problems,
         listed.stats,
+        listed.databases,
+        listed.gone,
     )
+
+
+def _expanded(
+    locator: str, seen: dict[str, Candidate], found: Discovery, known: Mapping[str, KnownDatabase]
+) -> bool:
+    """Whether `locator` is a database whose sessions went to `seen` as candidates (with their
+    stamps in `found.stats`); a database that cannot be listed is not (it stays one
+    candidate). A database in the state `known` says is not opened."""
+    if rowsource.layout_of(locator) is None:
+        return False
+    unchanged = known.get(locator)
+    if unchanged is not None and _state(locator) == unchanged.state:
+        for candidate, stamp in unchanged.stamps.items():
+            seen.setdefault(candidate, Candidate(candidate))
+            found.stats[candidate] = stamp
+        found.gone.update(unchanged.gone)
+        found.databases[locator] = unchanged.state
+        return True
+    try:
+        sessions, state = rowsource.survey(locator)
+    except (OSError, rowsource.Unreadable, rowsource.Foreign, rowsource.Changed):
+        return False
+    for session, stamp in sorted(sessions.items()):
+        candidate = rowsource.locator_of(locator, session)
+        seen.setdefault(candidate, Candidate(candidate))
+        found.stats[candidate] = stamp
+    found.databases[locator] = state
+    return True
+
+
+def _state(path: str) -> str | None:
+    try:
+        return rowsource.state_of(path)
+    except (OSError, rowsource.Unreadable):
+        return None
+
+
+def _session(
+    path: str, seen: dict[str, Candidate], stats: dict[str, tuple[int, int]], problems: list[str]
+) -> None:
+    """One session of a database, named by its locator (``<database>#<session id>``)."""
+    where = rowsource.parse(path)
+    assert where is not None and where.session is not None
+    database = os.path.realpath(where.database)
+    try:
+        sessions = rowsource.listing(database)
+    except (OSError, rowsource.Unreadable, rowsource.Foreign, rowsource.Changed) as exc:
+        problems.append(f"{path}: cannot list the sessions of its database ({exc})")
+        return
+    if where.session not in sessions:
+        problems.append(f"{path}: no session {where.session} in {database}")
+        return
+    locator = rowsource.locator_of(database, where.session)
+    seen.setdefault(locator, Candidate(locator))
+    stats[locator] = sessions[where.session]
 
 
 def _canonical(locator: str) -> str:

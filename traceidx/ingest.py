@@ -3,7 +3,10 @@
 A source discovery frames as a *document* (`traceidx.discover.framing_of`: a JSON file its
 runtime rewrites whole) is read whole and split into its elements (`traceidx.document`); each
 element then goes the way a line does, named by its JSON path. Such a source has no
-checkpoint (it is re-read whole whenever it changes).
+checkpoint (it is re-read whole whenever it changes). Nor has a session of a runtime's
+database (framed as ``rows``: `traceidx.rowsource`), whose rows are read from the database,
+each one line of JSON the adapter is fed as a line would be, its record keeping the row's
+table and key; a change re-reads the session whole.
 
 This is the per-source unit of work (and of parallelism). It reads the file once, streaming
 in chunks; problems with the evidence are data (a malformed line is a Record with
@@ -33,14 +36,14 @@ from typing import Any, Final, Literal
 import msgspec
 from mypy_extensions import mypyc_attr
 
-from traceidx import ids
+from traceidx import ids, rowsource
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter, RecordFacts
 from traceidx.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
 from traceidx.discover import framing_of
 from traceidx.document import frame_document
 from traceidx.errors import AdapterFailure, PublishError
-from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer
+from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer, fingerprint
 from traceidx.items import ItemColumns
 from traceidx.model import Loop, ModelCall, Source
 from traceidx.project import Projection, Projector
@@ -123,6 +126,8 @@ class SourceResult:
     outside: bool = False
     #: secrets replaced in its published text, by type (``build --redact``)
     redacted: dict[str, int] = field(default_factory=dict)
+    #: a database session: the state of its database's files read (traceidx.rowsource)
+    database: str | None = None
 
 
 @mypyc_attr(native_class=False)  # pickled between processes
@@ -208,6 +213,8 @@ class _Run:
         self.pending_bytes = 0
         self.since_drain = 0
         self.drain_every = DRAIN_EVERY  # read once: a module global costs a lookup per read
+        #: (table, key) of each row by position, for a database source (None for lines)
+        self.row_keys: list[tuple[str, str]] | None = None
         self.paths: dict[int, str] | None = None  # a document's JSON paths, by position
 
     def restore(self, checkpoint: Checkpoint) -> Framer:
@@ -234,6 +241,7 @@ class _Run:
         result = self.result
         if (
             self.sink is None
+            or self.row_keys is not None
             or offset < MIN_BYTES
             or result.stream.compression != "none"
             or result.runtime is None
@@ -410,6 +418,8 @@ class _Run:
         self.keys.add(facts.occurred_at, line.fingerprint.encode("ascii"))
         path = self.paths.get(line.position) if self.paths is not None else None
         self.result.records.append(line.start, line.end, status, facts.native_type, path)
+        if self.row_keys is not None:
+            self.result.records.add_row(*self.row_keys[line.position])
         if self.sink is not None:
             self.pending_bytes += line.end - line.start
             self.since_drain += 1
@@ -435,6 +445,9 @@ def ingest(
     """
     result = SourceResult(locator, "failed")
     try:
+        database = rowsource.parse(locator) if framing_of(locator) == "rows" else None
+        if database is not None:
+            return _ingest_rows(result, database, settings, sink, prefix_counts)
         return _ingest(result, settings, sink, prefix_counts, resume)
     except PublishError:  # writing the build's rows failed: no source's fault
         raise
@@ -508,6 +521,70 @@ def _ingest(
             f"{locator}: {result.stream.corrupt_reason} (decoded offset "
             f"{result.stream.corrupt_at}); records before it are kept, the rest is unreadable"
         )
+    return _conclude(result, run, settings)
+
+
+#: rows of a database source framed per call of `_Run.lines`
+ROW_BATCH: Final = 256
+
+
+def _ingest_rows(
+    result: SourceResult,
+    where: rowsource.Located,
+    settings: Settings,
+    sink: RowSink | None,
+    prefix_counts: Collection[int],
+) -> SourceResult:
+    """Ingest one session of a database: its rows, framed as traceidx.rowsource says."""
+    run = _Run(result, settings, sink, prefix_counts)
+    row_keys: list[tuple[str, str]] = []
+    run.row_keys = row_keys
+    session = where.session
+    offset = 0
+    try:
+        with rowsource.reading(where.database, where.layout) as reader:
+            if session is None:  # the database holds sources; it is none itself
+                return _skip(
+                    result,
+                    "a database: each of its sessions is a source of its own "
+                    f"({where.database}{rowsource.SEPARATOR}<session id>)",
+                )
+            result.database = reader.state
+            stamp = reader.stamp(session)
+            if stamp is None:
+                result.reason, result.vanished = "vanished during the build", True
+                result.records = _NO_RECORDS
+                return result
+            result.size, result.mtime_ns = stamp
+            limit = settings.max_record_bytes
+            batch: list[FramedLine] = []
+            for table, key, data in reader.rows(session):
+                end = offset + len(data)
+                kept = data if len(data) <= limit else None
+                batch.append(FramedLine(len(row_keys), offset, end, fingerprint(data), kept))
+                row_keys.append((table, key))
+                offset = end + 1
+                if len(batch) >= ROW_BATCH:
+                    run.lines(batch, True)
+                    batch = []
+            run.lines(batch, True)
+    except FileNotFoundError:
+        result.reason, result.vanished = "vanished during the build", True
+        result.records = _NO_RECORDS
+        return result
+    except rowsource.Foreign as exc:
+        return _skip(result, f"a SQLite database, not this runtime's: {exc}")
+    except (rowsource.Unreadable, rowsource.Changed) as exc:
+        result.reason = f"{exc}; the next build reads it again"
+        result.records = _NO_RECORDS
+        return result
+    except OSError as exc:
+        result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
+        result.records = _NO_RECORDS
+        return result
+    if run.undecided:
+        run.decide()
+    result.indexed_bytes = offset
     return _conclude(result, run, settings)
 
 

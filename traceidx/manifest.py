@@ -99,6 +99,9 @@ class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
     duplicate_of: str | None = None
     #: secrets replaced in its published text, by type (``build --redact``)
     redacted: dict[str, int] = {}
+    #: a session of a database: the state of the database's files (sizes and modification
+    #: times of the database and its WAL) it was last read or listed at (traceidx.rowsource)
+    database: str | None = None
 
     def failed_with(self, reason: str) -> SourceEntry:
         """This file's entry after a failure: the state of the file read, why, and no facts."""

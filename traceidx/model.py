@@ -407,9 +407,17 @@ class Source(_Struct, frozen=True):
     duplicate_of: Id | None = None
 
 
+class RowKey(_Struct, frozen=True):
+    """Where a row of a database source is: its table and primary key (as text)."""
+
+    table: str
+    key: str
+
+
 class Record(_Struct, frozen=True):
-    """One complete newline-terminated line of a Source, or one element of a document Source
-    (a JSON file its runtime rewrites whole: `traceidx.document`), named by `json_path`.
+    """One complete newline-terminated line of a Source, one element of a document Source
+    (a JSON file its runtime rewrites whole: `traceidx.document`), named by `json_path`, or
+    one row of a database source (`traceidx.rowsource`), located by `row`.
 
     `content_range` is half-open and excludes the newline (of an element: the bytes of its
     value); `fingerprint` is XXH3-128 (hex) of exactly those bytes (BLAKE2b-128 for sources
@@ -418,6 +426,9 @@ class Record(_Struct, frozen=True):
     `native_type` and `parse_status` are operational facts (not contract fields) that help
     diagnose evidence: `parse_status` is ``ok``, ``malformed``, ``oversized`` or ``joined``
     (several JSON objects written on one line without a newline, each recovered losslessly).
+    A row of a database source (traceidx.rowsource) is located by `row` (table, key); its
+    bytes are the row's stored values serialised as one JSON line, and its `content_range`
+    is that line's range in the session's rows framed one after another.
     """
 
     record_id: Id
@@ -429,6 +440,7 @@ class Record(_Struct, frozen=True):
     occurred_at: EpochMs | None = None
     native_type: str | None = None
     json_path: str | None = None
+    row: RowKey | None = None
 
 
 class SessionRef(_Struct, frozen=True):
@@ -555,7 +567,8 @@ DERIVED_COLUMNS: dict[str, dict[str, str]] = {
 COLUMN_DOCS: dict[str, dict[str, str]] = {
     "sources": {
         "source_id": "opaque id of the trace file (from its canonical locator)",
-        "locator": "canonical absolute path of the trace file",
+        "locator": "canonical absolute path of the trace file (a database session: "
+        "the database's path, '#', and the session's native id)",
         "runtime": "program that wrote the trace: claude_code, codex, pi or dsh",
         "compression": "none, or zstd (record ranges are offsets in the decoded stream)",
         "origin": "machine or person the file came from (build --origin; default: hostname)",
@@ -574,6 +587,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "native_type": "the runtime's record type (type or type/refinement)",
         "json_path": "where a record of a document source is in it ($: the document, "
         "$.messages[3]: an element); absent for a line",
+        "row": "table and primary key of a database row (a database source's records only)",
     },
     "sessions": {
         "session_id": "opaque id from (runtime, native_id)",

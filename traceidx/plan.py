@@ -19,10 +19,11 @@ from pathlib import Path
 import msgspec
 import xxhash
 
+from traceidx import rowsource
 from traceidx.adapters import adapters
 from traceidx.copies import originals, prefix_reader, recheck_copies, stage_rows
 from traceidx.dataset import Partition
-from traceidx.discover import Ignored, default_roots, discover
+from traceidx.discover import Ignored, KnownDatabase, default_roots, discover
 from traceidx.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
 from traceidx.ids import ID_SCHEME
 from traceidx.ingest import Settings
@@ -137,6 +138,16 @@ class BuildReport:
         return Counter(r.reason or "" for r in self.results if r.state == "skipped")
 
 
+def _seen_at(entry: SourceEntry, locator: str, databases: dict[str, str]) -> SourceEntry:
+    """A database session's entry with the state of the database this build listed it at
+    (any other entry as it is)."""
+    where = rowsource.parse(locator)
+    state = databases.get(where.database) if where is not None else None
+    if state is None or state == entry.database:
+        return entry
+    return msgspec.structs.replace(entry, database=state)
+
+
 class Changes:
     """One build's plan and what its workers found: the new generation's source entries, and
     the previous generation's rows that must go (by partition)."""
@@ -195,7 +206,7 @@ class Changes:
         """Decide what to do with every source under `paths` and every known source; the
         unchanged, missing and superseded ones are settled here, the rest are returned."""
         report = self.report
-        found = discover(paths)
+        found = discover(paths, self._known_databases())
         report.problems, report.ignored = found.problems, found.ignored
         superseded = found.superseded
         for old in superseded:
@@ -209,7 +220,12 @@ class Changes:
             report.actions["superseded"] += 1
         gone = {s.locator for s in superseded if not self._outside(self.known.get(s.locator))}
         locators = sorted(({c.locator for c in found.candidates} | set(self.known)) - gone)
-        decisions = [self._decide(loc, found.stats.get(loc)) for loc in locators]
+        decisions = [
+            self._decide(loc, found.stats.get(loc))
+            if loc not in found.gone
+            else Decision(loc, "missing")
+            for loc in locators
+        ]
         decisions = recheck_copies(decisions, self.known)
         self.total = len(decisions)
         outside = set()
@@ -228,15 +244,37 @@ class Changes:
                 self._progress(SourceOutcome(d.locator, "lost", "skipped", "facts lost"))
                 continue
             if d.action == "unchanged" and entry is not None:
+                entry = _seen_at(entry, d.locator, found.databases)
                 self.entries[d.locator] = msgspec.structs.replace(entry, missing=False)
             elif d.action == "missing" and entry is not None:
                 if entry.state == "indexed":  # facts stay until pruned
+                    entry = _seen_at(entry, d.locator, found.databases)
                     self.entries[d.locator] = self._kept_missing(entry)
             else:
                 continue
             report.actions[d.action] += 1
             self._progress(SourceOutcome(d.locator, d.action, entry.state, entry.reason))
         return [d for d in decisions if d.ingest and d.locator not in outside]
+
+    def _known_databases(self) -> dict[str, KnownDatabase]:
+        """The databases whose sessions in the dataset were all last read or listed at one state
+        of the database's files (none of them failed): discovery does not open those while
+        they keep that state."""
+        groups: dict[str, list[tuple[str, SourceEntry]]] = {}
+        for locator, entry in self.known.items():
+            where = rowsource.parse(locator)
+            if where is not None and where.session is not None:
+                groups.setdefault(where.database, []).append((locator, entry))
+        known: dict[str, KnownDatabase] = {}
+        for database, sessions in groups.items():
+            states = {entry.database for _, entry in sessions}
+            state = states.pop() if len(states) == 1 else None
+            if state is None or any(e.state == "failed" or e.failed for _, e in sessions):
+                continue
+            stamps = {loc: (e.size, e.mtime_ns) for loc, e in sessions if not e.missing}
+            gone = frozenset(loc for loc, e in sessions if e.missing)
+            known[database] = KnownDatabase(state, stamps, gone)
+        return known
 
     def _outside(self, entry: SourceEntry | None) -> bool:
         """Whether a known source is of a runtime this build does not read (the scope holds

@@ -25,7 +25,7 @@ import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from traceidx import lineage
+from traceidx import lineage, rowsource
 from traceidx.dataset import (
     MAX_BUCKETS,
     PART_RECORDS,
@@ -380,7 +380,10 @@ class PruneReport:
 
 
 def _gone(locator: str) -> bool:
-    """Whether a source's file (or object) no longer exists."""
+    """Whether a source's file (or object, or database session) no longer exists."""
+    where = rowsource.parse(locator)
+    if where is not None and where.session is not None:
+        return rowsource.gone(locator)
     if not is_uri(locator):
         return not os.path.lexists(locator)
     try:

@@ -7,7 +7,8 @@ positions, and nothing is kept as an object per line:
   the runtime's time and the fingerprint: the whole source needs them (the projector looks ids
   and times up, a checkpoint keeps them, the source's digests are taken over them);
 * `RecordColumns` holds the rest of a run of records (where each line is, how it parsed, its
-  native type) and reads the keys of its positions from the source's `SourceKeys`.
+  native type, and for a database source the table and key of each row) and reads the keys
+  of its positions from the source's `SourceKeys`.
 
 `records_table` turns runs of one or more sources into the ``records`` table, equal to
 encoding the `traceidx.model.Record` objects `RecordColumns.objects` describes.
@@ -25,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from traceidx.ids import record_ids
-from traceidx.model import ByteRange, Record
+from traceidx.model import ByteRange, Record, RowKey
 from traceidx.schema import repeated, table_schema, to_array
 
 #: `occurred_at` of a record the runtime wrote no time on
@@ -96,6 +97,8 @@ class RecordColumns:
         "keys",
         "native_types",
         "paths",
+        "row_keys",
+        "row_tables",
         "source_id",
         "starts",
         "statuses",
@@ -110,6 +113,9 @@ class RecordColumns:
         self.statuses: list[str] = []
         self.native_types: list[str | None] = []
         self.paths: list[str | None] = []  # the JSON path of a document's record
+        #: the table and key of each record, for a database source's (else empty)
+        self.row_tables: list[str] = []
+        self.row_keys: list[str] = []
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -124,6 +130,11 @@ class RecordColumns:
         self.native_types.append(native_type)
         self.paths.append(path)
 
+    def add_row(self, table: str, key: str) -> None:
+        """The table and key of the record just appended (a database source's)."""
+        self.row_tables.append(table)
+        self.row_keys.append(key)
+
     def rest(self) -> RecordColumns:
         """An empty run continuing this one (for the records after these)."""
         return RecordColumns(self.source_id, self.keys, self.first + len(self))
@@ -131,6 +142,7 @@ class RecordColumns:
     def objects(self) -> list[Record]:
         """The domain objects these columns describe."""
         out, known = [], self.keys.ids
+        rows = len(self.row_keys) == len(self)
         for i in range(len(self)):
             position = self.first + i
             fingerprint = self.keys.fingerprints[32 * position : 32 * position + 32]
@@ -145,6 +157,7 @@ class RecordColumns:
                     occurred_at=self.keys.time(position),
                     native_type=self.native_types[i],
                     json_path=self.paths[i],
+                    row=RowKey(self.row_tables[i], self.row_keys[i]) if rows else None,
                 )
             )
         return out
@@ -164,6 +177,8 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
     statuses: list[str] = []
     native_types: list[str | None] = []
     paths: list[str | None] = []
+    rows: list[dict[str, str] | None] = []  # of database sources' rows, when there are any
+    with_rows = any(run.row_keys for run in runs)
     for run in runs:
         first, count, keys = run.first, len(run), run.keys
         ids += keys.ids[first : first + count]
@@ -174,6 +189,12 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         statuses += run.statuses
         native_types += run.native_types
         paths += run.paths
+        if run.row_keys:
+            rows += [
+                {"table": t, "key": k} for t, k in zip(run.row_tables, run.row_keys, strict=True)
+            ]
+        elif with_rows:
+            rows += [None] * count
     count = len(ids)
     counts = np.array([len(run) for run in runs], dtype=np.int64)
     # a run's positions are consecutive from its first: each row's offset in the table,
@@ -188,6 +209,7 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
     raw_times = to_array(times, pa.int64())
     occurred = pc.if_else(pc.equal(raw_times, NO_TIME), None, raw_times)
     schema = table_schema("records")
+    row_type = schema.field("row").type
     content_range = pa.StructArray.from_arrays(
         [to_array(starts, pa.int64()), to_array(ends, pa.int64())],
         fields=list(schema.field("content_range").type),
@@ -202,5 +224,6 @@ def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
         occurred.cast(schema.field("occurred_at").type),
         to_array(native_types, pa.string()),
         to_array(paths, pa.string()),
+        pa.array(rows, row_type) if with_rows else pa.nulls(count, row_type),
     ]
     return pa.Table.from_arrays(columns, schema=schema)

@@ -4,6 +4,11 @@ Adding a runtime is one adapter package under `traceidx.adapters` and one line i
 This module imports no stage of the pipeline and no adapter: discovery, the first stage, and
 the command line read the table as it stands; `traceidx.adapters` imports an adapter's module
 by the name given here, on first use.
+
+A runtime that keeps its sessions in a SQLite database instead of JSON-lines files declares
+the database's file names and the tables that hold a session's rows (`Database`): discovery
+and the framing of database sources (`traceidx.rowsource`) read that declaration, so that an
+adapter never opens a database (ARCHITECTURE.md, "Sources that are not JSON lines").
 """
 
 from __future__ import annotations
@@ -35,12 +40,42 @@ class TraceHome:
 
 
 @dataclass(frozen=True, slots=True)
+class RowTable:
+    """A table of a runtime's database holding rows of its sessions.
+
+    `key` is the table's primary key column; `session` the column naming the session a row
+    belongs to (for the session table, its key). In a `Database`'s `tables`, every table after
+    the first hangs on the table before it: `parent` names the column holding that table's
+    key, and a row is framed right after its parent row, its siblings in `order`. `changed`
+    is the column holding the row's last change time (epoch milliseconds).
+    """
+
+    name: str
+    session: str
+    parent: str | None = None
+    key: str = "id"
+    order: tuple[str, ...] = ("id",)
+    changed: str = "time_updated"
+
+
+@dataclass(frozen=True, slots=True)
+class Database:
+    """A runtime's SQLite database: its file names (`fnmatch` patterns) and the tables that
+    hold a session's rows, the session table first (one row per session)."""
+
+    names: tuple[str, ...]
+    tables: tuple[RowTable, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Runtime:
-    """A registered runtime: the module and class of its adapter, its trace homes."""
+    """A registered runtime: the module and class of its adapter, its trace homes, and the
+    database it keeps its sessions in (None: its sessions are JSON-lines files)."""
 
     module: str
     adapter: str
     homes: tuple[TraceHome, ...]
+    database: Database | None = None
 
 
 #: every runtime traceidx reads, by the name published in the `runtime` columns
@@ -70,6 +105,22 @@ RUNTIMES: dict[str, Runtime] = {
         "GeminiAdapter",
         (TraceHome("GEMINI_CLI_HOME", "", (".gemini/tmp",)),),
     ),
+    "opencode": Runtime(
+        "traceidx.adapters.opencode.adapter",
+        "OpenCodeAdapter",
+        (
+            TraceHome("XDG_DATA_HOME", ".local/share", ("opencode",)),
+            TraceHome("OPENCODE_DB", ".local/share/opencode/opencode.db", (".",)),
+        ),
+        Database(
+            ("opencode.db", "opencode-*.db"),
+            (
+                RowTable("session", session="id"),
+                RowTable("message", "session_id", "session_id", order=("time_created", "id")),
+                RowTable("part", "session_id", "message_id"),
+            ),
+        ),
+    ),
     "pi": Runtime(
         "traceidx.adapters.pi.adapter",
         "PiAdapter",
@@ -90,6 +141,15 @@ RUNTIMES: dict[str, Runtime] = {
 def declared() -> dict[str, tuple[TraceHome, ...]]:
     """Every registered runtime's trace homes, by runtime name (sorted)."""
     return {name: RUNTIMES[name].homes for name in sorted(RUNTIMES)}
+
+
+def databases() -> dict[str, Database]:
+    """The databases of the registered runtimes that keep one, by runtime name (sorted)."""
+    return {
+        name: database
+        for name in sorted(RUNTIMES)
+        if (database := RUNTIMES[name].database) is not None
+    }
 
 
 def names() -> list[str]:

@@ -34,6 +34,10 @@ The rules (after the Source/Record change rules of the contract):
 * **superseded** — discovery reports files whose facts another file holds (older dsh log
   generations, a compressed copy beside a plain rollout); if such a file was in the dataset,
   its facts are removed.
+
+A session of a database (traceidx.rowsource) is decided the same way, its stamp (rows,
+latest change) standing for a file's size and mtime; a changed session is *rewritten*
+(re-projected whole: rows are updated in place, so there is no appended prefix to keep).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from traceidx import rowsource
 from traceidx.discover import framing_of
 from traceidx.document import frame_document
 from traceidx.frame import DEFAULT_MAX_RECORD_BYTES, FINGERPRINT_ALGORITHM, FINGERPRINTS, Framer
@@ -107,6 +112,17 @@ def prefix_digests(locator: str, counts: Collection[int], algorithm: str) -> dic
         return {}
     keys, framer = SourceKeys(), Framer(algorithm=algorithm)
     most = max(counts)
+    where = rowsource.parse(locator)
+    if where is not None and where.session is not None:
+        hashed = FINGERPRINTS[algorithm]
+        try:
+            for row in rowsource.lines(locator):
+                keys.add(None, hashed(row).encode("ascii"))
+                if len(keys) == most:
+                    break
+        except OSError:
+            return {}
+        return keys.digests(counts)[1]
     try:
         with open_regular(locator) as stream:
             if framing_of(locator) == "document":  # its records are its elements
@@ -130,8 +146,13 @@ def decide(
     """The action for one locator given its stored manifest entry (and its size and
     modification time if a listing gave them: objects on remote storage are not asked one by
     one)."""
+    where = rowsource.parse(locator)
+    session = where is not None and where.session is not None
     try:
-        size, mtime_ns = listed if listed is not None else stat_of(locator)
+        if listed is not None:
+            size, mtime_ns = listed
+        else:
+            size, mtime_ns = rowsource.stamp(locator) if session else stat_of(locator)
     except FileNotFoundError:
         return Decision(locator, "missing")
     except OSError:
@@ -142,6 +163,8 @@ def decide(
         return Decision(locator, "retried", size)
     if entry.size == size and entry.mtime_ns == mtime_ns:
         return Decision(locator, "unchanged", size)
+    if session:
+        return Decision(locator, "rewritten", size)  # rows change in place: read it whole
     old_size = entry.size
     if size < old_size:
         return Decision(locator, "rewritten", size)  # it shrank

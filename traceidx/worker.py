@@ -172,6 +172,7 @@ def process(
         head=result.head if result.state != "failed" else None,
         origin=origin,
         redacted=dict(result.redacted),
+        database=result.database,
     )
     if encoded is not None and result.projection is not None:
         outcome.partition, outcome.rows = encoded
