@@ -295,3 +295,42 @@ def test_a_new_report_column_is_shown_without_breaking_the_page(
     assert len(rows) == height and all(column in row for row in rows)
     if section != "tools" and height:  # each of these sections shows its report's columns
         assert f">{column}</th>" in page or f'id="{column}"' in page
+
+
+def test_the_headline_answers_at_a_glance_with_one_colour_per_model(
+    demo: Path, tmp_path: Path
+) -> None:
+    """The cards say the total cost, tokens, sessions and the costliest model and project as
+    the reports have them; every chart colours a model the same."""
+    page = write_html(demo, tmp_path / "r.html", "--timezone", "UTC")
+    text = page.read_text("utf-8")
+    usage = report_json(demo, "usage", "--timezone", "UTC")
+    projects = report_json(demo, "projects", "--timezone", "UTC")
+    cost = sum(r["cost_usd"] or 0 for r in usage)
+    assert (
+        f'id="card-cost"><span class="label">total cost</span><span class="value">${cost:,.2f}'
+        in text
+    )
+    tokens = sum(r["total"] or 0 for r in usage)
+    assert f'<span class="value">{tokens:,}</span>' in text
+    assert f'<span class="value">{sum(r["sessions"] for r in projects):,}</span>' in text
+    by_model: dict[str, float] = {}
+    for r in usage:
+        by_model[r["model"] or "(unknown)"] = by_model.get(r["model"] or "(unknown)", 0) + (
+            r["cost_usd"] or 0
+        )
+    top = max(by_model, key=lambda m: by_model[m])
+    assert (
+        f'id="card-model"><span class="label">costliest model</span><span class="value">{top} ·'
+        in text
+    )
+    specs = json.loads(re.search(r'id="traceidx-charts">(.*?)</script>', text, re.S)[1])  # type: ignore[index]
+    scales = []
+    for name in ("spend", "tokens", "models", "cost-models"):
+        found = json.dumps(specs[name])
+        match = re.search(r'"scale": \{"domain": (\[[^\]]*\]), "range": (\[[^\]]*\])', found)
+        assert match, name
+        scales.append((json.loads(match[1]), json.loads(match[2])))
+    assert all(scale == scales[0] for scale in scales)
+    domain, colours = scales[0]
+    assert domain[0] == top and len(set(colours)) == len(colours)
