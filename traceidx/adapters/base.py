@@ -16,6 +16,7 @@ from mypy_extensions import mypyc_attr
 
 from traceidx.plain import Plain
 from traceidx.rules import UsageSample
+from traceidx.timestamps import rfc3339_ms
 
 #: `TypedDict` through a name mypy lets take members built at run time
 _TYPED_DICT: Any = TypedDict
@@ -191,6 +192,17 @@ class Adapter:
         )
         self.items.append(item)
         return item
+
+    def enter(self, position: int, obj: Any) -> bool:
+        """The start of `feed` most adapters share: note the record's position and, for a JSON
+        object, the runtime's time in its RFC 3339 ``timestamp`` member; False (the record
+        counted as unknown) when it is no object."""
+        self.position = position
+        if not isinstance(obj, dict):
+            self.count_unknown("<not an object>")
+            return False
+        self.time = rfc3339_ms(obj.get("timestamp"))
+        return True
 
     def count_unknown(self, name: str) -> None:
         """Count a record of a type the adapter does not know (it stays a Record)."""

@@ -27,7 +27,6 @@ from traceidx.adapters.claude_code.wire import (
 )
 from traceidx.adapters.values import reasoning_value
 from traceidx.rules import type_tag
-from traceidx.timestamps import rfc3339_ms
 
 _TOOL_USE_BLOCKS: Final = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
@@ -48,11 +47,8 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
     # -- framing callbacks -------------------------------------------------------------------
 
     def feed(self, position: int, obj: Any) -> RecordFacts:
-        self.position = position
-        if not isinstance(obj, dict):
-            self.count_unknown("<not an object>")
+        if not self.enter(position, obj):
             return RecordFacts(None, None)
-        self.time = rfc3339_ms(obj.get("timestamp"))
         self._session_facts(obj)
         kind = record_type(obj)
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None

@@ -19,7 +19,6 @@ from traceidx.adapters.codex.wire import (
 )
 from traceidx.adapters.values import int_or_none, str_or_none
 from traceidx.rules import type_tag
-from traceidx.timestamps import rfc3339_ms
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
@@ -37,11 +36,8 @@ class CodexAdapter(CodexTools):
     # -- framing callbacks -------------------------------------------------------------------
 
     def feed(self, position: int, obj: Any) -> RecordFacts:
-        self.position = position
-        if not isinstance(obj, dict):
-            self.count_unknown("<not an object>")
+        if not self.enter(position, obj):
             return RecordFacts(None, None)
-        self.time = rfc3339_ms(obj.get("timestamp"))
         kind = type_tag(obj.get("type"))
         payload = obj.get("payload")
         if position == 0 and self.session is None and kind is None and "instructions" in obj:

@@ -19,7 +19,6 @@ from traceidx.adapters.values import (
     str_or_none,
 )
 from traceidx.rules import type_tag
-from traceidx.timestamps import rfc3339_ms
 
 #: ``reasoningBlocks.provider`` whose reasoning text is the model's summary, not its thinking
 _SUMMARY_REASONING: Final = frozenset({"openai-responses"})
@@ -51,11 +50,8 @@ class CopilotAdapter(CopilotTools):
     # -- framing callbacks -------------------------------------------------------------------
 
     def feed(self, position: int, obj: Any) -> RecordFacts:
-        self.position = position
-        if not isinstance(obj, dict):
-            self.count_unknown("<not an object>")
+        if not self.enter(position, obj):
             return RecordFacts(None, None)
-        self.time = rfc3339_ms(obj.get("timestamp"))
         agent = obj.get("agentId")
         self.lane = agent if isinstance(agent, str) and agent else ""
         kind = type_tag(obj.get("type"))

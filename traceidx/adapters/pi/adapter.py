@@ -44,7 +44,6 @@ from traceidx.adapters.pi.wire import (
 )
 from traceidx.adapters.values import declared_command, dict_or_empty, str_or_none
 from traceidx.rules import exit_code_from_header, message_text, type_tag, usage_sample
-from traceidx.timestamps import rfc3339_ms
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
@@ -82,11 +81,8 @@ class PiAdapter(Adapter):
     # -- framing callbacks -------------------------------------------------------------------
 
     def feed(self, position: int, obj: Any) -> RecordFacts:
-        self.position = position
-        if not isinstance(obj, dict):
-            self.count_unknown("<not an object>")
+        if not self.enter(position, obj):
             return RecordFacts(None, None)
-        self.time = rfc3339_ms(obj.get("timestamp"))
         if self.session is None:
             if is_header(obj):
                 self._header(obj)

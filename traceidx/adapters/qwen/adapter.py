@@ -28,7 +28,6 @@ from traceidx.adapters.qwen.wire import (
 )
 from traceidx.adapters.values import dict_or_empty, int_or_none, nonempty_str, reasoning_value
 from traceidx.rules import type_tag
-from traceidx.timestamps import rfc3339_ms
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
@@ -44,11 +43,8 @@ class QwenAdapter(QwenTools):
         return is_chat(head)
 
     def feed(self, position: int, obj: Any) -> RecordFacts:
-        self.position = position
-        if not isinstance(obj, dict):
-            self.count_unknown("<not an object>")
+        if not self.enter(position, obj):
             return RecordFacts(None, None)
-        self.time = rfc3339_ms(obj.get("timestamp"))
         self._session_facts(obj)
         kind = type_tag(obj.get("type"))
         if self.session is None:
