@@ -15,7 +15,7 @@ CHECK    := build/check
 SMOKE    := tests/test_compiled.py tests/test_golden.py tests/test_cli.py
 CORPUS   ?= $(abspath ../shared/corpus)
 
-.PHONY: setup compiled demo test lint typecheck chromium unit unit-compiled bench bench-paired notebooks \
+.PHONY: setup compiled demo test lint typecheck chromium unit unit-compiled bench bench-paired bench-runtimes notebooks \
 	screenshot clean
 
 $(STAMP): pyproject.toml
@@ -80,6 +80,9 @@ bench: $(BUILT)
 BASE ?= 646eaaa
 bench-paired: $(STAMP)
 	$(BIN)/python benchmarks/paired.py --base $(BASE) --repeat 7 --ccusage
+
+bench-runtimes: $(STAMP)
+	$(BIN)/python benchmarks/runtimes.py --out benchmarks/results/runtimes-latest.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -150,3 +150,26 @@ def test_paired_benchmark_smoke(tmp_path: Path) -> None:
         assert all(run["seconds"] > 0 and run["peak_mib"] > 0 for run in result["runs"][side])
         assert result["medians"][side]["dataset_bytes"] > 0
     assert result["time_ratio_median"] > 0 and result["peak_ratio"] > 0
+
+
+def test_a_runtime_corpus_is_scaled_with_unique_ids(tmp_path: Path) -> None:
+    """benchmarks/runtimes.py copies a runtime's traces until the target size, each copy's ids
+    rewritten (zstd files too), so the copies are new sessions and no copy of another."""
+    from benchmarks.runtimes import scaled_runtime
+    from tests.conftest import fixture_path
+    from traceidx.pipeline import build
+    from traceidx.query import connect
+
+    source = fixture_path("generated", "dsh")
+    files = scaled_runtime(source, tmp_path / "traces", 0.5)
+    assert len({p.relative_to(tmp_path / "traces").parts[0] for p in files}) >= 2  # copies
+    report = build([tmp_path / "traces"], tmp_path / "ds", jobs=1)
+    assert report.exit_code == 0
+    con = connect(tmp_path / "ds")
+    try:
+        [(sources, copies, sessions)] = con.execute(
+            "SELECT count(*), count(duplicate_of), (SELECT count(*) FROM sessions) FROM sources"
+        ).fetchall()
+    finally:
+        con.close()
+    assert copies == 0 and sessions == sources == len(files)
