@@ -227,3 +227,63 @@ def test_a_database_whose_files_did_not_change_is_not_opened(
     finally:
         writer.close()
         rowsource.close_all()
+
+
+#: a second process that keeps writing sessions into the database while a build reads it
+_WRITER = """
+import sqlite3, sys, time
+from tests.rowdemo import add_session
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("PRAGMA busy_timeout = 5000")
+for n in range(100, 100 + int(sys.argv[2])):
+    add_session(con, f"ses_{n}", 1000 * n)
+    time.sleep(0.005)
+con.close()
+"""
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["in-place", "copied"])
+def test_a_build_while_another_process_writes_publishes_whole_sessions(
+    tmp_path: Path, wal: bool
+) -> None:
+    """A build during a second process's writes publishes every session it read whole (a
+    consistent snapshot), or leaves a changed session for the next build; that build, after
+    the writes, holds every session whole."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    path = home / "rowdemo.db"
+    make = rowdemo.make_database(path, sessions=30, wal=wal)
+    make.close()
+    root = Path(__file__).resolve().parents[1]
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(path), "150"], cwd=root, env={**os.environ}
+    )
+    try:
+        first = build([home], tmp_path / "ds", jobs=1)
+    finally:
+        assert writer.wait(timeout=120) == 0
+    assert first.exit_code in (0, 1)
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        rows = dict(
+            con.execute(
+                "SELECT s.id, 1 + (SELECT count(*) FROM message m WHERE m.session_id = s.id) "
+                "+ (SELECT count(*) FROM part p WHERE p.session_id = s.id) FROM session s"
+            ).fetchall()
+        )
+    for attempt in range(2):
+        published = dict(
+            connect(tmp_path / "ds")
+            .sql(
+                "SELECT s.native_id, count(*) FROM records r JOIN sessions s "
+                "ON list_contains(s.source_ids, r.source_id) GROUP BY 1"
+            )
+            .fetchall()
+        )
+        assert published and all(published[s] == rows[s] for s in published), attempt
+        if attempt == 0:
+            assert build([home], tmp_path / "ds", jobs=1).exit_code == 0
+    assert published == rows  # after the writes: every session, whole
+    rowsource.close_all()
