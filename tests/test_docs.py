@@ -36,3 +36,10 @@ def test_every_runtime_has_its_page_and_its_roots_in_the_readme(runtime: str) ->
     text = README.read_text("utf-8")
     for home in RUNTIMES[runtime].homes:
         assert f"`{home.variable}`" in text, home.variable
+
+
+def test_the_reference_is_what_the_parser_and_the_views_say() -> None:
+    from traceidx.reference import markdown
+
+    committed = (ROOT / "docs" / "reference.md").read_text("utf-8")
+    assert committed == markdown(), "regenerate: python -m traceidx.reference docs/reference.md"
