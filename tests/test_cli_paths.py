@@ -69,3 +69,25 @@ def test_printed_ids_are_accepted_back(dataset: Path) -> None:
         shown = traceidx_cli("inspect", "--dataset", str(dataset), typed)
         assert shown.returncode == 0, shown.stderr
         assert first in shown.stdout
+
+
+def test_a_dataset_of_another_schema_asks_for_a_build_and_gets_it(tmp_path: Path) -> None:
+    """Tables written by another traceidx version cannot be queried beside the views of this
+    one: a query says so in one line (exit 2) instead of a binder error, and a build brings
+    the dataset up to date."""
+    import json
+    import shutil
+
+    where = tmp_path / "dataset"
+    assert traceidx_cli("build", "--dataset", str(where), TRACES).returncode == 0
+    manifest = where / "manifest.json"
+    raw = json.loads(manifest.read_text("utf-8"))
+    raw["settings"]["schema"] = "0123456789abcdef"  # as an older version wrote it
+    manifest.write_text(json.dumps(raw), "utf-8")
+    _refused(traceidx_cli("sql", "--dataset", str(where), "SELECT 1"), "another version", "build")
+    _refused(traceidx_cli("report", "usage", "--dataset", str(where)), "another version")
+    rebuilt = traceidx_cli("build", "--dataset", str(where), TRACES)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    done = traceidx_cli("sql", "--dataset", str(where), "--format", "csv", "SELECT 1 AS one")
+    assert done.returncode == 0 and done.stdout.splitlines() == ["one", "1"]
+    shutil.rmtree(where)

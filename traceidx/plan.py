@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
-import xxhash
 
 from traceidx import rowsource
 from traceidx.adapters import adapters
@@ -28,9 +27,8 @@ from traceidx.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
 from traceidx.ids import ID_SCHEME
 from traceidx.ingest import Settings
 from traceidx.manifest import FactSettings, Manifest, SourceEntry
-from traceidx.model import TABLES
 from traceidx.remote import RemoteDataset
-from traceidx.schema import table_schema
+from traceidx.schema import schema_digest
 from traceidx.staging import Stage
 from traceidx.sync import Decision, decide, prefix_digest
 from traceidx.worker import SourceOutcome
@@ -58,12 +56,6 @@ def repair_scope(scope: frozenset[str] | None, damaged: frozenset[str]) -> froze
     if scope is None:
         return None
     return scope | {key.split("/", 1)[0] for key in damaged}
-
-
-def schema_digest() -> str:
-    """A digest of every published table's Arrow schema (names, types, nesting)."""
-    text = "\n".join(f"{table}: {table_schema(table)}" for table in TABLES)
-    return xxhash.xxh3_64_hexdigest(text.encode())
 
 
 def default_paths(settings: Settings) -> list[Path | str]:

@@ -87,6 +87,14 @@ def connect(
     manifest = read_published(Path(root)) if remote is None else remote.read()
     if manifest is None:
         raise DatasetError(f"{root}: no dataset here yet (run `traceidx build` first)")
+    from traceidx.schema import schema_digest
+
+    written = manifest.settings.schema if manifest.settings is not None else ""
+    if written and written != schema_digest():
+        raise DatasetError(
+            f"{root}: its tables were written by another version of traceidx; run `traceidx "
+            "build` on it (which re-projects every source) before querying"
+        )
     if remote is None:
         damage = check_parts(Path(root), manifest, checksums=False)
     else:

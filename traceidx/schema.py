@@ -230,3 +230,11 @@ def to_table(table: str, objs: list[Any]) -> pa.Table:
         else:
             columns.append(to_array(msgspec.to_builtins(values), f.type))
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def schema_digest() -> str:
+    """A digest of every published table's Arrow schema (names, types, nesting)."""
+    import xxhash
+
+    text = "\n".join(f"{table}: {table_schema(table)}" for table in model.TABLES)
+    return str(xxhash.xxh3_64_hexdigest(text.encode()))
