@@ -351,6 +351,47 @@ def cmd_sql(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from datetime import date
+
+    from traceidx.query import connect
+    from traceidx.search import COLUMNS, Query, search
+
+    def day(flag: str, value: str | None) -> date | None:
+        try:
+            return date.fromisoformat(value) if value else None
+        except ValueError:
+            raise UsageError(f"{flag} {value!r} is not a date (YYYY-MM-DD)") from None
+
+    q = Query(
+        " ".join(args.text),
+        regex=args.regex,
+        runtimes=tuple(args.runtime or ()),
+        roles=tuple(args.role or ()),
+        since=day("--since", args.since),
+        until=day("--until", args.until),
+        limit=args.limit,
+    )
+    q.check()
+    con = connect(args.dataset)
+    rows = search(con, q)
+    if args.format != "table":
+        print_rows(list(COLUMNS), rows, args.format, wide=args.wide)
+        return EXIT_OK
+    # a table for reading: when, where, what matched, and the record to inspect
+    shown = ["time", "runtime", "project", "snippet", "record_id"]
+    at = {c: COLUMNS.index(c) for c in COLUMNS}
+    table = [
+        (
+            r[at["occurred_at"]].strftime("%Y-%m-%d %H:%M") if r[at["occurred_at"]] else None,
+            *(r[at[c]] for c in shown[1:]),
+        )
+        for r in rows
+    ]
+    print_rows(shown, table, "table", wide=args.wide)
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from traceidx.model import COLUMN_DOCS, DERIVED_COLUMNS
     from traceidx.query import describe_views, view_summary
@@ -613,6 +654,26 @@ def _parser() -> argparse.ArgumentParser:
         help="a prices JSON file whose entries override genai-prices in model_calls.cost_usd",
     )
     p.set_defaults(func=cmd_sql)
+
+    p = sub.add_parser(
+        "search",
+        parents=[common, fmt],
+        help="items whose published text matches, newest first, with the ids to inspect",
+    )
+    p.add_argument("text", nargs="+", help="words that must all appear (any case), or a pattern")
+    p.add_argument("--regex", action="store_true", help="match TEXT as a regular expression")
+    p.add_argument(
+        "--runtime", action="append", choices=_RUNTIMES, metavar="RUNTIME", help="only this runtime"
+    )
+    p.add_argument(
+        "--role",
+        action="append",
+        help="only items of this role (e.g. human.request) or family (human, agent, tool, …)",
+    )
+    p.add_argument("--since", help="first UTC date included (YYYY-MM-DD)")
+    p.add_argument("--until", help="last UTC date included (YYYY-MM-DD)")
+    p.add_argument("--limit", type=_positive, default=20, help="at most this many items")
+    p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("schema", parents=[common, fmt], help="tables, columns and meanings")
     p.set_defaults(func=cmd_schema)
