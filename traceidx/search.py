@@ -2,7 +2,7 @@
 
 The text searched is what the dataset publishes of an item: prompts, answers, reasoning,
 commands and tool arguments, tool output, delegations and reports, context and notices (each
-bounded by the build's text limit). By default every word must appear, in any case; with
+bounded by the build's text limit). By default every word must appear as a word, in any case; with
 ``regex`` the text is matched against a regular expression (RE2, as DuckDB reads it). A plain
 scan over the items' parts: DuckDB reads only the text columns.
 """
@@ -72,7 +72,8 @@ class Query:
         """The pattern of the first match shown in the snippet."""
         if self.regex:
             return self.text
-        return "(?i)" + "|".join(re.escape(w) for w in self.text.split())
+        words = [whole_word(w).removeprefix("(?i)") for w in self.text.split()]
+        return "(?i)" + "|".join(f"(?:{w})" for w in words)
 
 
 def search(con: duckdb.DuckDBPyConnection, q: Query) -> list[tuple[Any, ...]]:
@@ -83,10 +84,10 @@ def search(con: duckdb.DuckDBPyConnection, q: Query) -> list[tuple[Any, ...]]:
     if q.regex:
         where.append(f"regexp_matches({TEXT}, ?)")
         params.append(q.text)
-    else:  # every word, any case: a substring test per word (RE2 has no lookahead)
+    else:  # every word, any case, as a word (a substring test first: it is cheap)
         for word in q.text.split():
-            where.append(f"contains(lower({TEXT}), ?)")
-            params.append(word.lower())
+            where.append(f"contains(lower({TEXT}), ?) AND regexp_matches({TEXT}, ?)")
+            params += [word.lower(), whole_word(word)]
     if q.runtimes:
         where.append("s.runtime IN (SELECT unnest(?))")
         params.append(list(q.runtimes))
@@ -110,6 +111,13 @@ def search(con: duckdb.DuckDBPyConnection, q: Query) -> list[tuple[Any, ...]]:
     rows = con.execute(sql, params).fetchall()
     first = re.compile(q.first())
     return [(*row[:5], snippet(row[5], first), *row[6:]) for row in rows]
+
+
+def whole_word(word: str) -> str:
+    """The RE2 pattern of `word` in any case, not inside a longer word."""
+    left = r"\b" if re.match(r"\w", word[0]) else ""
+    right = r"\b" if re.match(r"\w", word[-1]) else ""
+    return f"(?i){left}{re.escape(word)}{right}"
 
 
 def snippet(body: str, first: re.Pattern[str]) -> str:
