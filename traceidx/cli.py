@@ -392,6 +392,22 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from traceidx import summary
+
+    if not isinstance(args.dataset, Path):
+        raise UsageError("summarize: the summary is kept beside a local dataset only")
+    path = summary.write(args.dataset)
+    sys.stdout.write(f"wrote {path}\n")
+    return EXIT_OK
+
+
+def cmd_statusline(args: argparse.Namespace) -> int:
+    from traceidx.statusline import main as statusline
+
+    return statusline(["--dataset", str(args.dataset)])
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from traceidx.model import COLUMN_DOCS, DERIVED_COLUMNS
     from traceidx.query import describe_views, view_summary
@@ -674,6 +690,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--until", help="last UTC date included (YYYY-MM-DD)")
     p.add_argument("--limit", type=_positive, default=20, help="at most this many items")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser(
+        "statusline",
+        parents=[common],
+        help="one line for an agent's status bar: this session's cost, today, this week",
+    )
+    p.set_defaults(func=cmd_statusline)
+
+    p = sub.add_parser(
+        "summarize",
+        parents=[common],
+        help="write the summary statusline reads (statusline starts it when the dataset changed)",
+    )
+    p.set_defaults(func=cmd_summarize)
 
     p = sub.add_parser("schema", parents=[common, fmt], help="tables, columns and meanings")
     p.set_defaults(func=cmd_schema)
