@@ -20,7 +20,6 @@ from typing import Any
 from traceidx import __version__, compiled, runtimes
 from traceidx.dataset import default_dataset
 from traceidx.errors import DamagedPart, DatasetLocked, ReportError, TraceidxError, UsageError
-from traceidx.frame import algorithm_of
 from traceidx.manifest import Manifest
 from traceidx.output import cell, print_rows, terminal_width, totals_row
 from traceidx.process import configure
@@ -445,55 +444,15 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from traceidx.evidence import inspect_record
     from traceidx.query import connect
-    from traceidx.rowsource import gone, read_row
-    from traceidx.sourceio import read_range
 
     con = connect(args.dataset)
-    found = con.execute(
-        "SELECT r.record_id, s.locator, s.runtime, r.source_position, r.content_range.start, "
-        "r.content_range.end, r.fingerprint, r.parse_status, r.native_type, r.json_path, "
-        "r.row.table, r.row.key FROM records r JOIN sources s USING (source_id) "
-        "WHERE r.record_id = ?",
-        [args.record_id],
-    ).fetchall()
-    if not found:
+    info = inspect_record(con, args.record_id)
+    if info is None:
         _err(f"record {args.record_id} is not in {args.dataset}; list ids with `traceidx sql`")
         return EXIT_FAILED
-    rid, locator, runtime, position, start, end, expected, status, native, path, *key = found[0]
-    table, row = key  # of a database row (traceidx.rowsource)
-    verdict, raw = "verified", b""
-    try:  # a database row is re-read by its table and key, a line by its byte range
-        raw = (
-            read_row(locator, table, row) if table is not None else read_range(locator, start, end)
-        )
-        if algorithm_of(raw, expected) is None:
-            verdict = "changed"
-    except FileNotFoundError as exc:
-        verdict = "source missing (the file is gone; its facts stay until `traceidx prune`)"
-        if table is not None and not gone(locator):  # its session is there, the row is not
-            verdict = f"changed ({exc.strerror}; the next build reads its session again)"
-        elif table is not None:
-            verdict = "source missing (its session is gone; its facts stay until `traceidx prune`)"
-    except OSError as exc:
-        verdict = f"unreadable ({exc.strerror or exc})"
-    info: dict[str, Any] = {
-        "record_id": rid,
-        "source": locator,
-        "runtime": runtime,
-        "source_position": position,
-        "content_range": {"start": start, "end": end},
-    }
-    if table is not None:  # a row of a database source: where it is
-        info["row"] = {"table": table, "key": row}
-    info |= {
-        "fingerprint": expected,
-        "parse_status": status,
-        "native_type": native,
-        "json_path": path,
-        "verification": verdict,
-        "content": raw.decode("utf-8", "replace") if verdict == "verified" else None,
-    }
+    verdict = str(info["verification"])
     if args.format == "json":
         json.dump(info, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
