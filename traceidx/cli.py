@@ -391,6 +391,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from traceidx.mcpserver import main as serve
+
+    if not isinstance(args.dataset, Path):
+        raise UsageError("mcp: serves a local dataset (a folder), not object storage")
+    return serve(args.dataset)
+
+
 def cmd_summarize(args: argparse.Namespace) -> int:
     from traceidx import summary
 
@@ -649,6 +657,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--until", help="last UTC date included (YYYY-MM-DD)")
     p.add_argument("--limit", type=_positive, default=20, help="at most this many items")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve the dataset to coding agents over MCP (stdio; read-only: sql, report, "
+        "schema, inspect, search)",
+    )
+    p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser(
         "statusline",
