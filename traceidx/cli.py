@@ -391,6 +391,30 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    from traceidx.discover import default_roots
+    from traceidx.ingest import Settings
+    from traceidx.pipeline import build
+    from traceidx.watch import watch
+
+    if not isinstance(args.dataset, Path):
+        raise UsageError("watch: keeps a local dataset (a folder) in step, not object storage")
+    paths: list[Path] = [Path(p).expanduser() for p in args.paths]
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or folder; name trace files or folders")
+    roots = paths or [r for found in default_roots().values() for r in found if r.exists()]
+    if not roots:
+        raise UsageError("no trace folders at the default roots; name folders to watch")
+    settings = Settings()
+
+    def run() -> Any:
+        return build(list(roots), args.dataset, settings=settings, jobs=args.jobs)
+
+    sys.stderr.write(f"watching {len(roots)} folder(s); Ctrl-C or SIGTERM stops\n")
+    return watch(roots, run, lambda text: print(text, flush=True), debounce_ms=args.debounce_ms)
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from traceidx.mcpserver import main as serve
 
@@ -657,6 +681,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--until", help="last UTC date included (YYYY-MM-DD)")
     p.add_argument("--limit", type=_positive, default=20, help="at most this many items")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser(
+        "watch",
+        parents=[common],
+        help="keep the dataset in step with the trace roots as agents write (one line per publish)",
+    )
+    p.add_argument("paths", nargs="*", help="folders or files to watch (default: runtime roots)")
+    p.add_argument("--jobs", type=_positive, default=None, help="worker processes per build")
+    p.add_argument(
+        "--debounce-ms",
+        type=_positive,
+        default=1000,
+        help="wait this long after a change for more before building (default 1000)",
+    )
+    p.set_defaults(func=cmd_watch)
 
     p = sub.add_parser(
         "mcp",
