@@ -43,3 +43,21 @@ def test_the_reference_is_what_the_parser_and_the_views_say() -> None:
 
     committed = (ROOT / "docs" / "reference.md").read_text("utf-8")
     assert committed == markdown(), "regenerate: python -m traceidx.reference docs/reference.md"
+
+
+def test_make_demo_installs_what_the_demo_needs_and_make_test_the_dev_tools() -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("no make here")
+    demo = subprocess.run(
+        ["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    installs = [line for line in demo.splitlines() if "pip install" in line and " -e " in line]
+    assert installs and all("'.[html]'" in line for line in installs), installs
+    assert "[dev]" not in demo
+    test = subprocess.run(
+        ["make", "-n", "-B", "setup"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert "'.[dev]'" in test
