@@ -52,7 +52,7 @@ def test_make_demo_installs_what_the_demo_needs_and_make_test_the_dev_tools() ->
     if shutil.which("make") is None:
         pytest.skip("no make here")
     demo = subprocess.run(
-        ["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "-n", "-B", "demo"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     installs = [line for line in demo.splitlines() if "pip install" in line and " -e " in line]
     assert installs and all("'.[html]'" in line for line in installs), installs
