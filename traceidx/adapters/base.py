@@ -132,6 +132,22 @@ class Draft:
     calls: list[UsageSample] = field(default_factory=list)
 
 
+def among(item: DraftItem, items: list[DraftItem]) -> bool:
+    """Whether `item` itself (not an equal one) is in `items`."""
+    return any(other is item for other in items)
+
+
+def unheld_prefix(items: list[DraftItem], held: list[DraftItem]) -> list[DraftItem]:
+    """Remove and return the leading `items` that are not among `held` (the items a later
+    record may still change): what `Adapter.drain` may hand over."""
+    count = 0
+    while count < len(items) and not among(items[count], held):
+        count += 1
+    settled = items[:count]
+    del items[:count]
+    return settled
+
+
 class RecordFacts(Plain):
     """What an adapter says about one record: the runtime's time and native type."""
 

@@ -7,7 +7,15 @@ from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
-from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSession
+from traceidx.adapters.base import (
+    Adapter,
+    Draft,
+    DraftItem,
+    DraftLoop,
+    DraftSession,
+    among,
+    unheld_prefix,
+)
 from traceidx.rules import UsageSample, usage_sample
 
 _FINAL_STOP_REASONS: Final = frozenset({"end_turn", "stop_sequence"})
@@ -73,11 +81,6 @@ def _closable(key: tuple[str, str]) -> bool:
     return key[0] != "None" and key[0] != ""
 
 
-def _among(item: DraftItem, items: list[DraftItem]) -> bool:
-    """Whether `item` itself (not an equal one) is in `items`."""
-    return any(other is item for other in items)
-
-
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class ClaudeCodeState(Adapter):
     """What a transcript's adapter keeps between records: the Loops, responses and held items."""
@@ -115,15 +118,7 @@ class ClaudeCodeState(Adapter):
         turns = self.turns
         while turns and turns[0].settled:
             loops.append(turns.popleft().loop)
-        items, held = self.items, self.held
-        count = 0
-        while count < len(items) and not _among(items[count], held):
-            count += 1
-        if count == 0:
-            return loops, []
-        settled = items[:count]
-        del items[:count]
-        return loops, settled
+        return loops, unheld_prefix(self.items, self.held)
 
     def finish(self) -> Draft:
         for turn in self.turns:
@@ -135,9 +130,9 @@ class ClaudeCodeState(Adapter):
     # -- drafts that may still change --------------------------------------------------------
 
     def _hold(self, item: DraftItem, until_next_loop: bool = False) -> None:
-        if not _among(item, self.held):
+        if not among(item, self.held):
             self.held.append(item)
-        if until_next_loop and not _among(item, self.waiting):
+        if until_next_loop and not among(item, self.waiting):
             self.waiting.append(item)
 
     def _release(self, item: DraftItem) -> None:
@@ -174,7 +169,7 @@ class ClaudeCodeState(Adapter):
         if not release:
             return
         waiting = self.waiting
-        self.held = [item for item in self.held if not _among(item, waiting)]
+        self.held = [item for item in self.held if not among(item, waiting)]
         self.waiting = []
         self.delegations.clear()
 

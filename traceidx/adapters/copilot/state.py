@@ -13,7 +13,14 @@ from typing import Any
 
 from mypy_extensions import mypyc_attr
 
-from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSession
+from traceidx.adapters.base import (
+    Adapter,
+    Draft,
+    DraftItem,
+    DraftLoop,
+    DraftSession,
+    unheld_prefix,
+)
 from traceidx.adapters.values import dict_or_empty, nonempty_str
 from traceidx.rules import UsageSample
 from traceidx.timestamps import rfc3339_ms
@@ -60,11 +67,6 @@ class Queued:
         self.message = message
 
 
-def _among(item: DraftItem, items: list[DraftItem]) -> bool:
-    """Whether `item` itself (not an equal one) is in `items`."""
-    return any(other is item for other in items)
-
-
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class CopilotState(Adapter):
     """What a session log's adapter keeps between records."""
@@ -99,15 +101,7 @@ class CopilotState(Adapter):
         turns = self.turns
         while turns and turns[0].settled:
             loops.append(turns.popleft().loop)
-        items, held = self.items, self.held
-        count = 0
-        while count < len(items) and not _among(items[count], held):
-            count += 1
-        if count == 0:
-            return loops, []
-        settled = items[:count]
-        del items[:count]
-        return loops, settled
+        return loops, unheld_prefix(self.items, self.held)
 
     def finish(self) -> Draft:
         for turn in list(self.turns):
