@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from traceidx import __version__, compiled, runtimes
-from traceidx.dataset import default_dataset
 from traceidx.errors import DamagedPart, DatasetLocked, ReportError, TraceidxError, UsageError
 from traceidx.manifest import Manifest
 from traceidx.output import cell, print_rows, terminal_width, totals_row
 from traceidx.process import configure
 from traceidx.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REPORTS
-from traceidx.storage import is_uri
+from traceidx.storage import default_dataset, is_uri
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 

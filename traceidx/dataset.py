@@ -56,7 +56,6 @@ from traceidx.manifest import (
     SourceEntry,
 )
 from traceidx.model import TABLES
-from traceidx.storage import is_uri
 
 _M = TypeVar("_M", bound=Published)
 
@@ -171,16 +170,6 @@ def _check(path: Path, part: PartFile, checksums: bool) -> str | None:
     if checksums and part.checksum is not None and file_checksum(path) != part.checksum:
         return "damaged part: its checksum differs from the one recorded when it was written"
     return None
-
-
-def default_dataset() -> Path | str:
-    """`$TRACEIDX_DATASET` (a path or a URI), else `$XDG_DATA_HOME/traceidx`, else
-    ~/.local/share/traceidx."""
-    env = os.environ.get("TRACEIDX_DATASET")
-    if env:
-        return env if is_uri(env) else Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / "traceidx"
 
 
 def _manifest_bytes(dataset: Path) -> bytes | None:

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from traceidx.dataset import check_parts, default_dataset, read_published
+from traceidx.dataset import check_parts, read_published
 from traceidx.errors import DamagedPart, DatasetError
 from traceidx.model import TABLES
-from traceidx.storage import is_uri
+from traceidx.storage import default_dataset, is_uri
 
 if TYPE_CHECKING:  # Polars and Arrow load only where a frame or an empty table is made
     import polars as pl

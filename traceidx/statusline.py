@@ -11,7 +11,6 @@ since, it starts ``traceidx summarize`` in the background and shows what it has.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -19,19 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from traceidx import summary
+from traceidx.storage import default_dataset
 
 
 def _dataset(argv: list[str]) -> Path:
-    """`--dataset DIR` if given, else the default dataset (as every command finds it)."""
+    """`--dataset DIR` if given, else the default dataset (as every command finds it; a
+    dataset on object storage has no local summary)."""
     if "--dataset" in argv:
         at = argv.index("--dataset")
         if at + 1 < len(argv):
             return Path(argv[at + 1]).expanduser()
-    env = os.environ.get("TRACEIDX_DATASET")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / "traceidx"
+    return Path(str(default_dataset()))
 
 
 def _money(value: float | None) -> str:

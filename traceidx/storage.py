@@ -12,7 +12,9 @@ as a stream of ranged reads, never copied whole.
 from __future__ import annotations
 
 import functools
+import os
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -117,3 +119,13 @@ def listing(uri: str) -> tuple[bool, dict[str, list[Listed]]]:
             listed = (entry.base_name, int(entry.size), int(entry.mtime_ns or 0))
             out.setdefault(entry.path.rsplit("/", 1)[0], []).append(listed)
     return False, out
+
+
+def default_dataset() -> Path | str:
+    """`$TRACEIDX_DATASET` (a path or a URI), else `$XDG_DATA_HOME/traceidx`, else
+    ~/.local/share/traceidx."""
+    env = os.environ.get("TRACEIDX_DATASET")
+    if env:
+        return env if is_uri(env) else Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "traceidx"
