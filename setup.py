@@ -30,19 +30,19 @@ COMPILED = [
         for path in glob.glob("traceidx/adapters/**/*.py", recursive=True)
         if path != "traceidx/adapters/__init__.py"
     ),
-    "traceidx/frame.py",
-    "traceidx/ids.py",
-    "traceidx/ingest.py",
-    "traceidx/items.py",
-    "traceidx/plain.py",
-    "traceidx/project.py",
-    "traceidx/records.py",
-    "traceidx/rules.py",
-    "traceidx/schema.py",
-    "traceidx/shell.py",
-    "traceidx/sourceio.py",
-    "traceidx/text.py",
-    "traceidx/timestamps.py",
+    "traceidx/sources/frame.py",
+    "traceidx/domain/ids.py",
+    "traceidx/projection/ingest.py",
+    "traceidx/projection/items.py",
+    "traceidx/domain/plain.py",
+    "traceidx/projection/project.py",
+    "traceidx/sources/records.py",
+    "traceidx/domain/rules.py",
+    "traceidx/domain/schema.py",
+    "traceidx/domain/shell.py",
+    "traceidx/sources/sourceio.py",
+    "traceidx/domain/text.py",
+    "traceidx/domain/timestamps.py",
 ]
 
 

@@ -49,7 +49,7 @@ def main() -> int:
         built = run_build(args.corpus, dataset, 2)
         print(f"built {dataset} in {built['seconds']:.1f} s", file=sys.stderr)
     py = sys.executable
-    summarize = [py, "-m", "traceidx.cli", "summarize", "--dataset", str(dataset)]
+    summarize = [py, "-m", "traceidx.cli.main", "summarize", "--dataset", str(dataset)]
     subprocess.run(summarize, check=True, capture_output=True)
     commands = {
         "python -c pass": ([py, "-c", "pass"], ""),
@@ -58,11 +58,19 @@ def main() -> int:
             json.dumps({"session_id": "none", "model": {"display_name": "Opus"}}),
         ),
         "traceidx report usage": (
-            [py, "-m", "traceidx.cli", "report", "usage", "--dataset", str(dataset)],
+            [py, "-m", "traceidx.cli.main", "report", "usage", "--dataset", str(dataset)],
             "",
         ),
         "traceidx search": (
-            [py, "-m", "traceidx.cli", "search", "--dataset", str(dataset), *args.words.split()],
+            [
+                py,
+                "-m",
+                "traceidx.cli.main",
+                "search",
+                "--dataset",
+                str(dataset),
+                *args.words.split(),
+            ],
             "",
         ),
     }

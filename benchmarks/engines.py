@@ -46,9 +46,9 @@ TRACEIDX_HOME = str(Path(traceidx.__file__).resolve().parents[1])
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from traceidx.process import configure
+from traceidx.cli.process import configure
 configure()
-from traceidx.pipeline import build
+from traceidx.pipeline.job import build
 def cpu(who):
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime

@@ -47,7 +47,7 @@ from benchmarks.corpora import real_shaped, scaled, size_of  # noqa: E402
 from benchmarks.run import CCUSAGE, ccusage  # noqa: E402
 
 #: what a build process runs: the package's own command-line entry point
-BUILD = "import sys; from traceidx.cli import main; sys.exit(main(sys.argv[1:]))"
+BUILD = "import sys; from traceidx.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def _git(*args: str) -> str:

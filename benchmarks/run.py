@@ -64,7 +64,7 @@ import contextlib
 
 import traceidx
 from benchmarks.corpora import real_shaped, scaled, size_of
-from traceidx.sourceio import StreamStats, logical_chunks
+from traceidx.sources.sourceio import StreamStats, logical_chunks
 
 #: child processes import the traceidx this runner imported (a compiled install or the source)
 TRACEIDX_HOME = str(Path(traceidx.__file__).resolve().parents[1])
@@ -97,15 +97,15 @@ CCUSAGE = "ccusage@20.0.24"
 
 # Peak memory: the build process's own high-water mark (VmHWM, which exec resets, unlike
 # ru_maxrss) and the largest worker's ru_maxrss. The child sets up its process as the
-# `traceidx build` command does (`traceidx.process.configure`) and times the build alone,
+# `traceidx build` command does (`traceidx.cli.process.configure`) and times the build alone,
 # without the interpreter's start; its CPU time is the build process's during the build
 # plus its workers' (reaped when the build's pool shuts down).
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from traceidx.process import configure
+from traceidx.cli.process import configure
 configure()
-from traceidx.pipeline import build
+from traceidx.pipeline.job import build
 def cpu(who):
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
@@ -211,7 +211,7 @@ def append_lines(files: list[Path], count: int) -> int:
 
 
 def time_queries(dataset: Path) -> dict[str, Any]:
-    from traceidx.query import connect
+    from traceidx.analysis.query import connect
 
     out: dict[str, Any] = {}
     start = time.perf_counter()
@@ -223,7 +223,7 @@ def time_queries(dataset: Path) -> dict[str, Any]:
             start = time.perf_counter()
             con.execute(sql).fetchall()
             runs.append(time.perf_counter() - start)
-        command = [sys.executable, "-m", "traceidx.cli", "sql", "--dataset", str(dataset), sql]
+        command = [sys.executable, "-m", "traceidx.cli.main", "sql", "--dataset", str(dataset), sql]
         start = time.perf_counter()
         _child(command, check=True)
         out[name] = {
@@ -343,7 +343,15 @@ def ccusage(corpus: Path) -> float | None:
 def report_usage(dataset: Path) -> float:
     """Seconds the whole `traceidx report usage` command takes on a built dataset (warm:
     after one run that loads the files into the page cache)."""
-    command = [sys.executable, "-m", "traceidx.cli", "report", "usage", "--dataset", str(dataset)]
+    command = [
+        sys.executable,
+        "-m",
+        "traceidx.cli.main",
+        "report",
+        "usage",
+        "--dataset",
+        str(dataset),
+    ]
     _child(command, check=True)
     start = time.perf_counter()
     _child(command, check=True)

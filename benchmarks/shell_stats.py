@@ -4,7 +4,7 @@ Usage: python benchmarks/shell_stats.py DATASET [--repeat 3]
 
 Reads every shell tool call of a built dataset (all runtimes), reports the share of
 fragments that are ``complete``, the 20 most frequent programs, and re-parses every command
-text with `traceidx.shell.parse_shell` to measure commands/s (median of --repeat runs; every
+text with `traceidx.domain.shell.parse_shell` to measure commands/s (median of --repeat runs; every
 parse must succeed without raising).
 """
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from traceidx.query import connect
-from traceidx.shell import parse_shell
+from traceidx.analysis.query import connect
+from traceidx.domain.shell import parse_shell
 
 
 def main() -> int:

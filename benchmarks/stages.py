@@ -7,14 +7,14 @@ Usage::
 Over every trace file under CORPUS, in this one process (CPU-seconds, the best of
 ``--repeat``), each step doing all the steps before it again:
 
-1. ``read``: read and decompress every file (`traceidx.sourceio`);
-2. ``frame``: and cut it into records with their fingerprints (`traceidx.frame`);
+1. ``read``: read and decompress every file (`traceidx.sources.sourceio`);
+2. ``frame``: and cut it into records with their fingerprints (`traceidx.sources.frame`);
 3. ``decode``: and decode every line whole with msgspec (a reference, not a step of the
    build: what a reporter that parses every line does at least);
 4. ``ingest``: the build's own reading: framing, the adapters' narrow decoding and their
-   facts, and the projection (ids, items, bounded texts, shell parsing) (`traceidx.ingest`);
+   facts, and the projection (ids, items, bounded texts, shell parsing) (`projection.ingest`);
 5. ``worker``: the whole worker: batches of sources read as in ``ingest``, their rows encoded
-   as Arrow tables and written to IPC spool files (`traceidx.worker.process_batch`).
+   as Arrow tables and written to IPC spool files (`traceidx.pipeline.worker.process_batch`).
 
 ``adapters+projection`` is ``ingest`` minus ``frame``; ``encoding+spool`` is ``worker`` minus
 ``ingest``. What a build adds after its workers (Parquet parts, links, the manifest) is the
@@ -34,10 +34,10 @@ from pathlib import Path
 
 import msgspec
 
-from traceidx.frame import Framer
-from traceidx.ingest import Settings, ingest
-from traceidx.sourceio import StreamStats, logical_chunks, open_regular
-from traceidx.worker import Task, process_batch, tune_process
+from traceidx.pipeline.worker import Task, process_batch, tune_process
+from traceidx.projection.ingest import Settings, ingest
+from traceidx.sources.frame import Framer
+from traceidx.sources.sourceio import StreamStats, logical_chunks, open_regular
 
 SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
 

@@ -40,7 +40,7 @@ def main() -> int:
         if not root.is_dir():
             continue
         if not dataset.is_dir():
-            build = [sys.executable, "-m", "traceidx.cli", "build", "--dataset", str(dataset)]
+            build = [sys.executable, "-m", "traceidx.cli.main", "build", "--dataset", str(dataset)]
             _child([*build, "--jobs", str(args.jobs), str(root)], check=True)
         datasets[corpus] = dataset
     runs: dict[str, list[float]] = {f"report_usage_{c}_s": [] for c in datasets}

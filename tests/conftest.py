@@ -67,7 +67,7 @@ def corpus_path(*parts: str) -> Path:
 def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dataset built from the demo's sample traces (every runtime of the demo)."""
     from traceidx.demo import write_demo
-    from traceidx.pipeline import build
+    from traceidx.pipeline.job import build
 
     root = tmp_path_factory.mktemp("demo")
     write_demo(root / "traces")
@@ -81,7 +81,7 @@ def traces_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dataset built from every trace at hand (every runtime an adapter supports): the
     committed fixtures, and the whole shared corpus when it is present (then without the
     committed copies of its generated traces, which are the same files)."""
-    from traceidx.pipeline import build
+    from traceidx.pipeline.job import build
 
     roots = [FIXTURES / "handwritten", DATA]
     roots += [CORPUS] if WITH_CORPUS else [FIXTURES / "generated"]
@@ -121,7 +121,7 @@ def traceidx_cli(
             os.umask(umask)
 
     return subprocess.run(
-        [sys.executable, "-m", "traceidx.cli", *args],
+        [sys.executable, "-m", "traceidx.cli.main", *args],
         capture_output=True,
         text=True,
         # the width a table fits is the test's to set (COLUMNS), not the terminal's it runs in

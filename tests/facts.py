@@ -12,11 +12,11 @@ import msgspec
 
 from benchmarks.corpora import copy_ids
 from tests.conftest import CORPUS, FIXTURES, WITH_CORPUS
-from traceidx import rowsource
 from traceidx.adapters.base import Adapter, DraftItem, DraftLoop
-from traceidx.frame import frame_bytes
-from traceidx.ingest import split_joined
-from traceidx.sourceio import StreamStats, logical_chunks
+from traceidx.projection.ingest import split_joined
+from traceidx.sources import rowsource
+from traceidx.sources.frame import frame_bytes
+from traceidx.sources.sourceio import StreamStats, logical_chunks
 
 _DECODER = msgspec.json.Decoder()
 
@@ -51,7 +51,7 @@ def text_of(semantic: dict[str, Any], shapes: tuple[str, ...] = TEXT_SHAPES) -> 
 def decoded_records(path: Path) -> list[tuple[int, list[Any]]]:
     """(position, decoded values) of every parsable line of a trace file, as ingest feeds an
     adapter (a joined line gives its values; a malformed one none; oversized lines none); of
-    every row of a database session (`path` is its locator: traceidx.rowsource)."""
+    every row of a database session (`path` is its locator: traceidx.sources.rowsource)."""
     where = rowsource.parse(str(path))
     if where is not None and where.session is not None:
         return [(n, [_DECODER.decode(line)]) for n, line in enumerate(rowsource.lines(str(path)))]
@@ -153,7 +153,7 @@ def long_trace(runtime: str, folder: Path, copies: int = 1) -> Path:
 
 
 def database_sessions(root: Path) -> list[Path]:
-    """The sessions of every runtime database under `root`, as locators (traceidx.rowsource)."""
+    """The sessions of every runtime database under `root`, as locators (sources.rowsource)."""
     found: list[Path] = []
     for path in sorted(p for p in root.rglob("*") if rowsource.layout_of(p.name) is not None):
         try:
@@ -167,7 +167,7 @@ def database_sessions(root: Path) -> list[Path]:
 def database_streams(folder: Path) -> list[Path]:
     """Each database session at hand (the committed fixtures', and the shared corpus's generated
     ones when it is present) written to `folder` as its logical stream: its rows framed one JSON
-    line each (traceidx.rowsource), a file a test can read, mutate and feed like a trace."""
+    line each (traceidx.sources.rowsource), a file a test can read, mutate and feed like a trace."""
     roots = [FIXTURES / "generated", CORPUS / "generated"] if WITH_CORPUS else [FIXTURES]
     out: list[Path] = []
     for root in roots:

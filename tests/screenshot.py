@@ -12,11 +12,11 @@ import tempfile
 from pathlib import Path
 
 from tests.browser import ensure_chromium, open_page
+from traceidx.analysis.htmlreport import write
+from traceidx.analysis.query import connect
+from traceidx.analysis.reports import params
 from traceidx.demo import RUNTIMES, write_demo
-from traceidx.htmlreport import write
-from traceidx.pipeline import build
-from traceidx.query import connect
-from traceidx.reports import params
+from traceidx.pipeline.job import build
 
 #: the part of the page shown (CSS pixels at the page's width) and the picture's width
 TOP, WIDTH = 1750, 760

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-import traceidx.ingest as ingest_module
+import traceidx.projection.ingest as ingest_module
 from tests.conftest import WITH_CORPUS, fixture_path
 from tests.mutation import recognised_files, write_variants
-from traceidx.dataset import read_manifest
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
+from traceidx.store.dataset import read_manifest
 
 
 def _transcript() -> Path:
@@ -31,7 +31,7 @@ def _cli_build(dataset: Path, *paths: Path) -> tuple[int, dict[str, Any], str]:
         [
             sys.executable,
             "-m",
-            "traceidx.cli",
+            "traceidx.cli.main",
             "build",
             "--format",
             "json",
@@ -167,7 +167,7 @@ def test_a_file_vanishing_mid_build_is_not_a_failure(
             doomed.unlink()
         return real_ingest(locator, settings, *rest)
 
-    monkeypatch.setattr("traceidx.worker.ingest", vanish_first)
+    monkeypatch.setattr("traceidx.pipeline.worker.ingest", vanish_first)
     report = build([good.parent], tmp_path / "ds", jobs=1)
     assert report.exit_code == 0 and report.actions["missing"] == 1
     assert report.totals()["dataset_sources"] == 1

@@ -12,9 +12,9 @@ import pytest
 
 from benchmarks.corpora import copy_ids, sample_subset, scaled, size_of
 from tests.conftest import corpus_path
+from traceidx.analysis.query import connect
 from traceidx.demo import SAMPLE, is_trace, sample_files
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.pipeline.job import build
 
 RUNNER = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
 
@@ -157,8 +157,8 @@ def test_a_runtime_corpus_is_scaled_with_unique_ids(tmp_path: Path) -> None:
     rewritten (zstd files too), so the copies are new sessions and no copy of another."""
     from benchmarks.runtimes import scaled_runtime
     from tests.conftest import fixture_path
-    from traceidx.pipeline import build
-    from traceidx.query import connect
+    from traceidx.analysis.query import connect
+    from traceidx.pipeline.job import build
 
     source = fixture_path("generated", "dsh")
     files = scaled_runtime(source, tmp_path / "traces", 0.5)

@@ -17,14 +17,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import traceidx.ingest as ingest_module
+import traceidx.projection.ingest as ingest_module
 from traceidx.adapters import adapters
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
-from traceidx.dataset import read_manifest
-from traceidx.encode import ID_COLUMNS
-from traceidx.model import TABLES
-from traceidx.pipeline import build
-from traceidx.schema import table_schema
+from traceidx.domain.model import TABLES
+from traceidx.domain.schema import table_schema
+from traceidx.pipeline.job import build
+from traceidx.projection.encode import ID_COLUMNS
+from traceidx.store.dataset import read_manifest
 
 from .conftest import fixture_path
 from .facts import long_trace
@@ -154,7 +154,7 @@ def test_a_source_rewritten_behind_its_checkpoint_is_re_read(tmp_path: Path) -> 
 
 
 def test_pruning_a_source_collects_its_checkpoint(tmp_path: Path) -> None:
-    from traceidx.pipeline import prune
+    from traceidx.pipeline.job import prune
 
     trace = tmp_path / "traces" / "t.jsonl"
     trace.parent.mkdir()
@@ -185,7 +185,7 @@ def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
     dataset = tmp_path / "dataset"
     build([folder], dataset, jobs=1)
     assert set(read_manifest(dataset).buckets.values()) == {1}  # type: ignore[union-attr]
-    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 1)  # the month must split now
+    monkeypatch.setattr("traceidx.pipeline.publish.PART_RECORDS", 1)  # the month must split now
     for cut in cuts[1:]:
         trace.write_bytes(b"".join(lines[:cut]))
         assert build([folder], dataset, jobs=1).exit_code == 0

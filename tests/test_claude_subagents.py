@@ -24,8 +24,8 @@ import pytest
 
 from tests.conftest import CORPUS, FIXTURES, WITH_CORPUS
 from tests.facts import dict_rows
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 
 
 def _sidechain(line: str) -> bool:

@@ -119,7 +119,7 @@ def test_schema_lists_every_shipped_view_as_a_dataset_has_it(built: Path) -> Non
     """Every ``sql/views/*.sql`` view with the columns DuckDB gives it over a real dataset."""
     from importlib import resources
 
-    from traceidx.query import connect
+    from traceidx.analysis.query import connect
 
     folder = resources.files("traceidx.sql").joinpath("views")
     shipped = {p.name.removesuffix(".sql") for p in folder.iterdir() if p.name.endswith(".sql")}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import fixture_path, traceidx_cli
-from traceidx.reports import REPORTS, report_options
+from traceidx.analysis.reports import REPORTS, report_options
 
 
 @pytest.mark.parametrize(

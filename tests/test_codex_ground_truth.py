@@ -25,8 +25,8 @@ import pytest
 
 from tests.conftest import generated
 from tests.facts import dict_rows
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 
 GENERATED = generated("codex")
 MANIFEST = GENERATED / "manifest.json"

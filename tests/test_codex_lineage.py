@@ -20,9 +20,9 @@ import pytest
 from tests.conftest import corpus_path, generated
 from tests.facts import dict_rows
 from traceidx.adapters.codex import CodexAdapter
-from traceidx.pipeline import build
-from traceidx.query import connect
-from traceidx.rules import sum_usage
+from traceidx.analysis.query import connect
+from traceidx.domain.rules import sum_usage
+from traceidx.pipeline.job import build
 
 DATA = Path(__file__).parent / "data" / "codex"
 PARENT = "0199aaaa-0000-7000-8000-00000000a001"

@@ -36,8 +36,8 @@ import hashlib, json, sys
 from pathlib import Path
 import pyarrow.parquet as pq
 import traceidx
-from traceidx.pipeline import build
-from traceidx.dataset import read_manifest
+from traceidx.pipeline.job import build
+from traceidx.store.dataset import read_manifest
 traces, dataset = Path(sys.argv[1]), Path(sys.argv[2])
 report = build([traces], dataset, jobs=1)
 out = {"compiled": traceidx.compiled(), "sources": {}, "tables": {}}

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import fixture_path
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 
 TRACE = max(fixture_path("generated", "codex").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
 LINES = TRACE.read_bytes().splitlines(keepends=True)

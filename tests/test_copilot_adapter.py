@@ -24,10 +24,10 @@ from tests.facts import item_snapshot, loop_snapshot
 from traceidx.adapters import detect
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop
 from traceidx.adapters.copilot import CopilotAdapter
-from traceidx.discover import default_roots
-from traceidx.ingest import Settings
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
+from traceidx.projection.ingest import Settings
+from traceidx.sources.discover import default_roots
 
 HOME = FIXTURES / "generated" / "copilot" / "s1"
 STATE = HOME / "session-state"

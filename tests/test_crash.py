@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import fixture_path, traceidx_cli
-from traceidx.dataset import read_manifest
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
+from traceidx.store.dataset import read_manifest
 
 
 def _rows(dataset: Path) -> dict[str, int]:

@@ -17,8 +17,8 @@ import pytest
 
 from tests.conftest import fixture_path
 from tests.facts import database_sessions
-from traceidx.ingest import Settings
-from traceidx.worker import Task, process_batch
+from traceidx.pipeline.worker import Task, process_batch
+from traceidx.projection.ingest import Settings
 
 
 def _work(runtime: str, limit: int) -> list[tuple[str, str, str | None, str | None]]:

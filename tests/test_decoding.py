@@ -28,12 +28,12 @@ import traceidx
 from tests.conftest import fixture_path, patches_module_functions
 from tests.facts import database_streams
 from tests.mutation import recognised_files, write_variants
-from traceidx import ingest as ingest_module
 from traceidx.adapters import adapters, detect
 from traceidx.adapters.base import Adapter
 from traceidx.adapters.claude_code import ClaudeCodeAdapter
-from traceidx.ingest import Settings, ingest, record_decoder
-from traceidx.sourceio import valid_utf8
+from traceidx.projection import ingest as ingest_module
+from traceidx.projection.ingest import Settings, ingest, record_decoder
+from traceidx.sources.sourceio import valid_utf8
 
 NARROW = sorted(name for name, cls in adapters().items() if cls.record_type is not None)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from traceidx.analysis.query import connect
 from traceidx.demo import (
     FIRST_DAY,
     LAST_DAY,
@@ -23,8 +24,7 @@ from traceidx.demo import (
     shift,
     write_demo,
 )
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.pipeline.job import build
 
 NOW = datetime(2027, 3, 15, 4, 30, tzinfo=UTC)  # before the newest event's time of day
 
@@ -137,7 +137,7 @@ def test_a_copy_can_be_edited_and_restricted(tmp_path: Path) -> None:
 
 def test_the_demo_command(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "traceidx.cli", "demo", "--corpus", str(tmp_path / "traces")],
+        [sys.executable, "-m", "traceidx.cli.main", "demo", "--corpus", str(tmp_path / "traces")],
         capture_output=True,
         text=True,
         timeout=300,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from traceidx.discover import default_roots, discover
+from traceidx.sources.discover import default_roots, discover
 
 
 def _touch(path: Path) -> Path:

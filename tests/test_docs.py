@@ -39,10 +39,10 @@ def test_every_runtime_has_its_page_and_its_roots_in_the_readme(runtime: str) ->
 
 
 def test_the_reference_is_what_the_parser_and_the_views_say() -> None:
-    from traceidx.reference import markdown
+    from traceidx.cli.reference import markdown
 
     committed = (ROOT / "docs" / "reference.md").read_text("utf-8")
-    assert committed == markdown(), "regenerate: python -m traceidx.reference docs/reference.md"
+    assert committed == markdown(), "regenerate: python -m traceidx.cli.reference docs/reference.md"
 
 
 def test_make_demo_installs_what_the_demo_needs_and_make_test_the_dev_tools() -> None:

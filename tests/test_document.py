@@ -21,12 +21,12 @@ import pytest
 
 from tests.conftest import fixture_path, traceidx_cli
 from tests.facts import dict_rows
-from traceidx.discover import discover, framing_of
-from traceidx.document import frame_document
-from traceidx.frame import fingerprint
-from traceidx.ingest import Settings, ingest
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
+from traceidx.projection.ingest import Settings, ingest
+from traceidx.sources.discover import discover, framing_of
+from traceidx.sources.document import frame_document
+from traceidx.sources.frame import fingerprint
 
 LIMIT = 16 << 20
 FOLDER = ("handwritten", "gemini", "tmp", "legacy-document-demo", "chats")

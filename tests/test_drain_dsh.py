@@ -17,7 +17,7 @@ import msgspec
 from tests.facts import item_snapshot, loop_snapshot
 from traceidx.adapters.dsh import DshAdapter
 from traceidx.demo import SAMPLE
-from traceidx.sourceio import StreamStats, logical_chunks
+from traceidx.sources.sourceio import StreamStats, logical_chunks
 
 Record = dict[str, Any]
 T0 = 1786707340000

@@ -18,9 +18,9 @@ from tests.conftest import corpus_path, fixture_path
 from tests.test_golden import project_files
 from traceidx.adapters.base import Draft
 from traceidx.adapters.dsh import DshAdapter, _seqs
-from traceidx.pipeline import build
-from traceidx.query import connect
-from traceidx.sourceio import ZSTD_MAGIC
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
+from traceidx.sources.sourceio import ZSTD_MAGIC
 
 DATA = Path(__file__).parent / "data" / "dsh"
 HEADER = {"type": "session", "version": 0, "id": "s-unit", "createdAt": 1786707340000}

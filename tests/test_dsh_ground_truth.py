@@ -26,8 +26,8 @@ import pytest
 
 from tests.conftest import generated
 from tests.facts import dict_rows, text_of
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 
 GENERATED = generated("dsh")
 MANIFEST = GENERATED / "manifest.json"

@@ -31,9 +31,9 @@ import pytest
 
 from tests.conftest import CORPUS, DATA, FIXTURES, WITH_CORPUS
 from tests.facts import decoded_records, dict_rows
-from traceidx.pipeline import build
-from traceidx.publish import prune
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
+from traceidx.pipeline.publish import prune
 
 _STARTED = re.compile(r"started subagent (\S+)")
 DELEGATING = ("subagent", "subagent_fork", "subagent_codex", "subagent_claude_code")

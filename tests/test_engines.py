@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, traceidx_cli
-from traceidx.query import connect
+from traceidx.analysis.query import connect
 
 pytest.importorskip("ray", reason="the ray extra is not installed")
 

@@ -29,8 +29,8 @@ import pytest
 
 from tests.conftest import generated
 from tests.facts import dict_rows
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 from traceidx.runtimes import names
 
 #: the generated set's folders (the runtime each folder holds is its expect.json's `runtime`)

@@ -7,7 +7,7 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceidx.frame import (
+from traceidx.sources.frame import (
     FINGERPRINT_ALGORITHM,
     HASHERS,
     algorithm_of,

@@ -14,7 +14,7 @@ What must hold, per source (`ingest`) and per build (`build`):
 * the state is ``indexed``, ``skipped`` or ``failed``; a source whose header is intact is
   claimed by its runtime's adapter;
 * an indexed source has exactly one Record per complete line, by the framing rules
-  (``traceidx/frame.py``): a Record is the bytes up to each ``\\n`` (``\\r`` kept); a blank
+  (``traceidx/sources/frame.py``): a Record is the bytes up to each ``\\n`` (``\\r`` kept); a blank
   line (even an empty one) is a Record too, whose line is not JSON (``malformed``); bytes after
   the last ``\\n`` are an unterminated tail, not a Record. Each Record's byte range,
   fingerprint and parse status are what the line's bytes say: ``ok`` when they are one JSON
@@ -53,10 +53,10 @@ from tests.fuzzing import (
     slots,
     tree,
 )
-from traceidx.frame import fingerprint
-from traceidx.ingest import Settings, SourceResult, ingest, split_joined
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
+from traceidx.projection.ingest import Settings, SourceResult, ingest, split_joined
+from traceidx.sources.frame import fingerprint
 
 SKIP_REASONS = (
     "no complete line",

@@ -18,7 +18,7 @@ from traceidx.adapters import adapter, detect
 from traceidx.adapters.base import Draft, DraftItem, DraftLoop
 from traceidx.adapters.gemini import GeminiAdapter
 from traceidx.adapters.gemini.tools import shell_exit_code
-from traceidx.ingest import Settings, ingest
+from traceidx.projection.ingest import Settings, ingest
 from traceidx.runtimes import names
 
 SESSION = "3c1d9a7e-5b2f-4e8a-9c6d-1f0e2d3c4b5a"

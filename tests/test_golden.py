@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import corpus_path
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 
 GOLDEN = Path(__file__).parent / "golden"
 REPO = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@ import pytest
 import zstandard
 
 from tests.conftest import traceidx_cli
-from traceidx.dataset import read_manifest
+from traceidx.store.dataset import read_manifest
 
 DATA = Path(__file__).parent / "data"
 VALID = [

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from tests.browser import PRINT_WIDTH, Opened, ensure_chromium, open_page, variance
 from tests.conftest import WITH_CORPUS, traceidx_cli
+from traceidx.analysis.htmlreport import SECTIONS
+from traceidx.analysis.reports import report_options
 from traceidx.demo import RUNTIMES, write_demo
-from traceidx.htmlreport import SECTIONS
-from traceidx.pipeline import build
-from traceidx.reports import report_options
+from traceidx.pipeline.job import build
 
 #: the charts the demo's report draws (every section has data there)
 DEMO_CHARTS = {
@@ -222,7 +222,7 @@ def test_bad_uses_are_one_line_usage_errors(demo: Path, tmp_path: Path) -> None:
 def test_other_commands_do_not_import_the_html_libraries(demo: Path) -> None:
     code = (
         "import sys, io, contextlib\n"
-        "from traceidx.cli import main\n"
+        "from traceidx.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    for name in {list(SECTIONS)!r}:\n"
         f"        assert main(['report', name, '--dataset', {str(demo)!r}]) == 0\n"
@@ -251,9 +251,9 @@ def test_the_corpus_report_is_small_and_renders(
 @pytest.fixture(scope="module")
 def demo_frames(demo: Path) -> dict[str, Any]:
     """The demo's report rows as the HTML report collects them."""
-    from traceidx.htmlreport import collect
-    from traceidx.query import connect
-    from traceidx.reports import params
+    from traceidx.analysis.htmlreport import collect
+    from traceidx.analysis.query import connect
+    from traceidx.analysis.reports import params
 
     return collect(connect(demo), params(timezone="UTC"))
 
@@ -280,8 +280,8 @@ def test_a_new_report_column_is_shown_without_breaking_the_page(
 ) -> None:
     import polars as pl
 
-    from traceidx.htmlreport import render
-    from traceidx.reports import params
+    from traceidx.analysis.htmlreport import render
+    from traceidx.analysis.reports import params
 
     frames = dict(demo_frames)
     assume(column not in frames[section].columns)

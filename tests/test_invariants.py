@@ -8,14 +8,14 @@ import duckdb
 import pytest
 
 from tests.conftest import WITH_CORPUS
-from traceidx.frame import fingerprint
-from traceidx.model import LOOP_BOUND_ROLES
-from traceidx.query import connect
-from traceidx.rowsource import read_row
+from traceidx.analysis.query import connect
+from traceidx.domain.model import LOOP_BOUND_ROLES
+from traceidx.domain.schema import SHAPE_BY_ROLE, SHAPES
+from traceidx.domain.text import DEFAULT_TEXT_LIMIT
 from traceidx.runtimes import names as runtime_names
-from traceidx.schema import SHAPE_BY_ROLE, SHAPES
-from traceidx.sourceio import read_range
-from traceidx.text import DEFAULT_TEXT_LIMIT
+from traceidx.sources.frame import fingerprint
+from traceidx.sources.rowsource import read_row
+from traceidx.sources.sourceio import read_range
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +128,7 @@ def test_record_fingerprints_match_the_source_bytes(con: duckdb.DuckDBPyConnecti
                                       ORDER BY r.record_id) <= 150"""
     ).fetchall()
     for locator, start, end, expected, json_path, table, key in sample:
-        # a database source's row is read again by its key (its framed line, traceidx.rowsource)
+        # a database source's row is read again by its key (its framed line, sources.rowsource)
         data = read_row(locator, table, key) if table else read_range(locator, start, end)
         assert fingerprint(data) == expected and len(data) == end - start
         assert (

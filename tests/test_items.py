@@ -9,10 +9,10 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import CORPUS
-from traceidx.ingest import Settings, ingest
-from traceidx.items import ItemColumns, items_table, value_row
+from traceidx.domain.schema import SHAPE_BY_ROLE, SHAPES, to_table
+from traceidx.projection.ingest import Settings, ingest
+from traceidx.projection.items import ItemColumns, items_table, value_row
 from traceidx.runtimes import RUNTIMES, names
-from traceidx.schema import SHAPE_BY_ROLE, SHAPES, to_table
 
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")

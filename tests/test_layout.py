@@ -11,9 +11,9 @@ import pytest
 
 from tests.conftest import fixture_path
 from tests.test_sync import _facts, _main_transcripts
-from traceidx.dataset import Partition, read_manifest
-from traceidx.manifest import LEGACY_BUCKETS
-from traceidx.pipeline import build
+from traceidx.pipeline.job import build
+from traceidx.store.dataset import Partition, read_manifest
+from traceidx.store.manifest import LEGACY_BUCKETS
 
 SESSIONS = ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon")
 
@@ -62,12 +62,14 @@ def test_a_small_group_is_one_partition(tmp_path: Path) -> None:
 def test_a_group_that_outgrows_its_buckets_is_split_and_keeps_its_facts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route_targets: int
 ) -> None:
-    monkeypatch.setattr("traceidx.publish.ROUTE_TARGETS", route_targets)  # new parts per read
+    monkeypatch.setattr(
+        "traceidx.pipeline.publish.ROUTE_TARGETS", route_targets
+    )  # new parts per read
     traces = _traces(tmp_path, SESSIONS[:2])
     dataset = tmp_path / "ds"
     build([traces], dataset, jobs=1)
     assert set(_check_layout(dataset).values()) == {1}
-    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 40)
+    monkeypatch.setattr("traceidx.pipeline.publish.PART_RECORDS", 40)
     for name in SESSIONS[2:]:
         shutil.copytree(fixture_path("generated", "claude", name), traces / name)
     report = build([traces], dataset, jobs=2)
@@ -88,8 +90,8 @@ def test_a_first_build_that_needs_many_buckets_writes_them_from_the_spool(
     traces = _traces(tmp_path, SESSIONS)
     reference = tmp_path / "reference"
     build([traces], reference, jobs=1)  # one bucket per group
-    monkeypatch.setattr("traceidx.publish.ROUTE_TARGETS", route_targets)
-    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 40)
+    monkeypatch.setattr("traceidx.pipeline.publish.ROUTE_TARGETS", route_targets)
+    monkeypatch.setattr("traceidx.pipeline.publish.PART_RECORDS", 40)
     for jobs in (1, 2):
         dataset = tmp_path / f"ds-{jobs}"
         build([traces], dataset, jobs=jobs)
@@ -114,7 +116,7 @@ def test_a_manifest_without_bucket_counts_reads_as_the_legacy_layout(
     traces = _traces(tmp_path, SESSIONS)
     dataset = tmp_path / "ds"
     monkeypatch.setattr(
-        "traceidx.publish.Publication._grown",
+        "traceidx.pipeline.publish.Publication._grown",
         lambda self: {
             Partition.from_key(e.partition).group: LEGACY_BUCKETS
             for e in self.entries.values()
@@ -140,7 +142,7 @@ def test_a_manifest_without_bucket_counts_reads_as_the_legacy_layout(
 def test_one_session_larger_than_a_part_stays_one_bucket(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 1)
+    monkeypatch.setattr("traceidx.pipeline.publish.PART_RECORDS", 1)
     source = _main_transcripts(fixture_path("generated", "claude", "s1-vega"))[0]
     traces = tmp_path / "traces"
     traces.mkdir()

@@ -1,6 +1,6 @@
 """Delegation links do not depend on how the dataset was built.
 
-Publication works the links out before it writes (traceidx.publish: from the staged rows, the
+Publication works the links out before it writes (pipeline.publish: from the staged rows, the
 previous rows that stay and the parts it keeps), then rewrites only the kept parts whose links
 moved. A dataset built a few sources at a time, parents before children or children before
 parents, must therefore publish the same links as one cold build of the same traces: every
@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, FIXTURES
-from traceidx import publish
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build, publish
 
 #: trace folders with delegations, matched and stated (each copied under its own name)
 ROOTS = {

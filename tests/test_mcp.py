@@ -37,7 +37,7 @@ def _result(result: Any) -> tuple[bool, Any]:
 async def _session(dataset: Path, tmp_path: Path) -> dict[str, Any]:
     params = mcp.StdioServerParameters(
         command=sys.executable,
-        args=["-m", "traceidx.cli", "mcp", "--dataset", str(dataset)],
+        args=["-m", "traceidx.cli.main", "mcp", "--dataset", str(dataset)],
         cwd=str(ROOT),
     )
     outside = tmp_path / "outside.csv"

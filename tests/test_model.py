@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from traceidx import model
-from traceidx.schema import SHAPE_BY_ROLE, SHAPES, table_schema, to_row
-from traceidx.text import estimate_tokens, text_content
+from traceidx.domain import model
+from traceidx.domain.schema import SHAPE_BY_ROLE, SHAPES, table_schema, to_row
+from traceidx.domain.text import estimate_tokens, text_content
 
 CONTRACT_PAIRS = {
     "human.request": "Text",
@@ -78,7 +78,7 @@ def test_an_item_row_sets_exactly_the_role_child(role: str) -> None:
     elif pair in ("ToolCall",):
         value = {"tool_name": "Read"}
     elif pair == "ShellToolCall":
-        from traceidx.shell import parse_shell
+        from traceidx.domain.shell import parse_shell
 
         value = {"tool_name": "Bash", "shell_fragments": parse_shell("ls")}
     elif pair in ("ToolOutput", "Instruction"):
@@ -126,7 +126,7 @@ _IDS = st.integers(min_value=0, max_value=(1 << 63) - 1)
 
 @given(_IDS, st.integers(min_value=0, max_value=1 << 40), st.integers(min_value=0, max_value=64))
 def test_id_fast_paths_hash_the_documented_parts(source: int, position: int, ordinal: int) -> None:
-    from traceidx import ids
+    from traceidx.domain import ids
 
     assert ids.loop_id(source, position) == ids._h("loop", source, position)
 
@@ -146,7 +146,7 @@ def test_record_ids_are_the_documented_stream_in_bulk_and_one_by_one(
 ) -> None:
     from hashlib import blake2b
 
-    from traceidx import ids
+    from traceidx.domain import ids
 
     seed = int.from_bytes(blake2b(b"record\x1f%d" % source, digest_size=8).digest(), "big")
     seed &= (1 << 63) - 1
@@ -156,7 +156,7 @@ def test_record_ids_are_the_documented_stream_in_bulk_and_one_by_one(
 
 
 def test_record_ids_of_one_source_never_collide() -> None:
-    from traceidx import ids
+    from traceidx.domain import ids
 
     many = ids.record_ids(12345, 0, 1_000_000)
     assert len(set(many)) == len(many) and min(many) >= 0
@@ -173,7 +173,7 @@ def test_item_ids_are_the_documented_stream_in_bulk_and_one_by_one(
 ) -> None:
     from hashlib import blake2b
 
-    from traceidx import ids
+    from traceidx.domain import ids
 
     seed = int.from_bytes(blake2b(b"item\x1f%d" % source, digest_size=8).digest(), "big")
     seed &= (1 << 63) - 1

@@ -25,10 +25,10 @@ pytest.importorskip("boto3", reason="the s3 extra (boto3) is not installed")
 
 import pyarrow.fs as pafs
 
+from traceidx.analysis.query import connect
 from traceidx.errors import GenerationTaken
-from traceidx.pipeline import build
-from traceidx.query import connect
-from traceidx.remote import RemoteDataset
+from traceidx.pipeline.job import build
+from traceidx.store.remote import RemoteDataset
 
 TRACES = FIXTURES / "generated"
 #: what "the same loops and tokens" means: every loop's runtime, model, times, outcome and usage

@@ -20,13 +20,13 @@ import pytest
 
 from tests.conftest import CORPUS, WITH_CORPUS, fixture_path, traceidx_cli
 from tests.facts import database_sessions, decoded_records, dict_rows
-from traceidx import rowsource
 from traceidx.adapters import adapter, detect
 from traceidx.adapters.opencode import OpenCodeAdapter
-from traceidx.discover import default_roots
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 from traceidx.runtimes import names
+from traceidx.sources import rowsource
+from traceidx.sources.discover import default_roots
 
 FIXTURE = fixture_path("generated", "opencode", "s1", "opencode.db")
 INTERRUPT = "ses_db3057ea9ffeEqI3ia1mSghuvR"

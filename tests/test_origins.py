@@ -261,7 +261,7 @@ def test_an_empty_origin_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text", ["no secret here", "sha 3f786850e387550fdab836ed7e6dc881de23001b"])
 def test_ordinary_text_is_not_redacted(text: str) -> None:
-    from traceidx.redact import Redactor
+    from traceidx.domain.redact import Redactor
 
     assert Redactor().text(text) == (text, 0)
 

@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import traceidx_cli
-from traceidx.output import DEFAULT_WIDTH, print_rows, readable
-from traceidx.query import connect
-from traceidx.reports import REPORTS, params, report_detail, run_report
+from traceidx.analysis.query import connect
+from traceidx.analysis.reports import REPORTS, params, report_detail, run_report
+from traceidx.cli.output import DEFAULT_WIDTH, print_rows, readable
 
 
 def printed(*args: Any, **kwargs: Any) -> str:

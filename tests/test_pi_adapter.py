@@ -17,9 +17,9 @@ from traceidx.adapters import detect
 from traceidx.adapters.base import Draft, DraftItem
 from traceidx.adapters.pi import PiAdapter
 from traceidx.adapters.pi.wire import parent_native_id
-from traceidx.ingest import Settings, ingest
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
+from traceidx.projection.ingest import Settings, ingest
 
 HEADER = {
     "type": "session",

@@ -25,8 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import traceidx_cli
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 
 PRICING = Path(__file__).parent / "pricing"
 MEMBERS = ("input", "cached", "cache_write", "output", "reasoning", "total")
@@ -267,7 +267,7 @@ def test_a_warm_report_reads_resolved_prices_from_the_cache(midnight: Path, tmp_
     entries = json.loads(cached[0].read_text())
     assert {k.split("\x1f")[0] for k in entries} == {"claude-sonnet-4-5", "qwen3-coder-30b"}
     script = (
-        "import sys, traceidx.cli as c; code = c.main(sys.argv[1:]); "
+        "import sys, traceidx.cli.main as c; code = c.main(sys.argv[1:]); "
         "sys.exit(3 if 'genai_prices' in sys.modules else code)"
     )
     args = ["report", "usage", "--dataset", str(midnight), "--timezone", "UTC", "--format", "json"]
@@ -332,7 +332,7 @@ PROPERTY_MODELS = (
 def test_resolved_rates_price_any_call_as_genai_prices_does(
     pair: tuple[str, str], cached: int, cache_write: int, fresh: int, output: int, at: datetime
 ) -> None:
-    from traceidx.pricing import _lookup
+    from traceidx.analysis.pricing import _lookup
 
     match = _lookup(*pair)
     assert match is not None

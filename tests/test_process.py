@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from traceidx.process import SETTINGS, configure
+from traceidx.cli.process import SETTINGS, configure
 
 _PROBE = """
 import json, sys
-from traceidx.process import configure
+from traceidx.cli.process import configure
 made = configure()
 import numpy, pyarrow as pa
 print(json.dumps({"made": made, "arrow": pa.default_memory_pool().backend_name}))

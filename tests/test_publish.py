@@ -13,13 +13,13 @@ import pytest
 
 from tests.conftest import fixture_path
 from traceidx.adapters import adapters
-from traceidx.dataset import read_manifest
+from traceidx.analysis.query import VIEWS, connect, view_sql
+from traceidx.analysis.reports import REPORTS
 from traceidx.demo import sample_files
-from traceidx.model import DERIVED_COLUMNS, TABLES
-from traceidx.pipeline import build
-from traceidx.query import VIEWS, connect, view_sql
-from traceidx.reports import REPORTS
-from traceidx.schema import table_schema
+from traceidx.domain.model import DERIVED_COLUMNS, TABLES
+from traceidx.domain.schema import table_schema
+from traceidx.pipeline.job import build
+from traceidx.store.dataset import read_manifest
 
 
 def _contents(dataset: Path) -> dict[str, list[dict[str, object]]]:
@@ -110,7 +110,7 @@ def test_without_a_compiler_the_install_is_pure_python(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "traceidx: compiling with mypyc failed" in done.stdout + done.stderr
     names = zipfile.ZipFile(next(tmp_path.glob("traceidx-*.whl"))).namelist()
-    assert "traceidx/ingest.py" in names
+    assert "traceidx/projection/ingest.py" in names
     assert not [name for name in names if name.endswith((".so", ".pyd"))]
 
 
@@ -152,7 +152,7 @@ def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
     assert "traceidx/demo/__init__.py" in names and "traceidx/demo/sample/README.md" in names
     for sample in sample_files():  # the demo's traces, every file of them
         assert f"traceidx/demo/sample/{sample.as_posix()}" in names
-    assert "traceidx/pricing.py" in names
+    assert "traceidx/analysis/pricing.py" in names
 
 
 def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:
@@ -167,8 +167,15 @@ def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:
 
 
 def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None:
-    from traceidx.encode import IdCollision, IdGuard, check_ids, encode_rows, id_column, source_rows
-    from traceidx.ingest import Settings, ingest
+    from traceidx.projection.encode import (
+        IdCollision,
+        IdGuard,
+        check_ids,
+        encode_rows,
+        id_column,
+        source_rows,
+    )
+    from traceidx.projection.ingest import Settings, ingest
 
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"type":"user","sessionId":"s","message":{"content":"hi"}}\n')

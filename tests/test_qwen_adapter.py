@@ -23,9 +23,9 @@ from tests.facts import dict_rows
 from traceidx.adapters import adapter, detect
 from traceidx.adapters.base import Draft
 from traceidx.adapters.qwen import QwenAdapter
-from traceidx.discover import default_roots
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
+from traceidx.sources.discover import default_roots
 
 FOLDER = generated("qwen")
 MANIFEST = json.loads((FOLDER / "manifest.json").read_text("utf-8"))

@@ -7,10 +7,10 @@ from hashlib import blake2b
 from hypothesis import given
 from hypothesis import strategies as st
 
-from traceidx import ids
-from traceidx.frame import fingerprint
-from traceidx.records import RecordColumns, SourceKeys, records_table
-from traceidx.schema import to_table
+from traceidx.domain import ids
+from traceidx.domain.schema import to_table
+from traceidx.sources.frame import fingerprint
+from traceidx.sources.records import RecordColumns, SourceKeys, records_table
 
 _RECORD = st.tuples(
     st.integers(0, 1 << 40),  # start

@@ -4,6 +4,7 @@ API that stays callable and cheap to import."""
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +14,8 @@ import pytest
 import traceidx
 from tests.conftest import CORPUS, FIXTURES, fixture_path
 from traceidx.adapters import adapter, adapters, detect
-from traceidx.discover import TRACE_SUFFIXES
 from traceidx.runtimes import RUNTIMES, declared, names
+from traceidx.sources.discover import TRACE_SUFFIXES
 
 PACKAGE = Path(traceidx.__file__).resolve().parent
 
@@ -70,6 +71,48 @@ def test_no_module_imports_itself_through_others() -> None:
     for name in sorted(graph):
         if name not in state:
             walk(name)
+
+
+#: modules every stage may import: the package's own face and the shared leaves
+SHARED = frozenset({"traceidx", "traceidx.errors", "traceidx.runtimes", "traceidx.storage"})
+#: the package's top level holds at most this many modules (the rest are stage packages)
+MOST_TOP_LEVEL = 15
+
+
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def test_each_stage_imports_only_the_stages_its_package_allows() -> None:
+    stages = sorted(p.parent for p in PACKAGE.glob("*/__init__.py"))
+    checked = 0
+    for folder in stages:
+        stage = f"traceidx.{folder.name}"
+        allowed = getattr(importlib.import_module(stage), "MAY_IMPORT", None)
+        if folder.name in ("sql", "demo"):  # data packages, which read with the sources
+            allowed = ("traceidx.sources",)
+        assert isinstance(allowed, tuple), f"{stage}/__init__.py declares no MAY_IMPORT"
+        for path in folder.rglob("*.py"):
+            for name in _imports(path):
+                target = _stage(name)
+                if name in SHARED or target in SHARED or target == stage:
+                    continue
+                if name.removeprefix("traceidx.") in ("compiled", "__version__"):
+                    continue
+                assert target in allowed, f"{_module_name(path)} imports {name}, not in {stage}"
+                checked += 1
+    assert checked > 100
+
+
+def test_the_top_level_is_the_public_face_and_the_stages() -> None:
+    modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(modules) <= MOST_TOP_LEVEL, modules
+    for folder in (p.parent for p in PACKAGE.glob("*/__init__.py")):
+        if folder.name in ("sql", "demo"):  # data packages
+            continue
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text("utf-8")))
+        assert doc and "import" in doc, f"{folder.name}/__init__.py says what it may import"
 
 
 def test_every_registered_runtime_has_its_adapter_package() -> None:

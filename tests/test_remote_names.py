@@ -6,10 +6,16 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from traceidx.dataset import Partition
-from traceidx.model import TABLES
-from traceidx.remote import MANIFEST_FILE, NAMED_GENERATION, RemoteDataset, manifest_name, part_tag
+from traceidx.domain.model import TABLES
 from traceidx.storage import is_uri
+from traceidx.store.dataset import Partition
+from traceidx.store.remote import (
+    MANIFEST_FILE,
+    NAMED_GENERATION,
+    RemoteDataset,
+    manifest_name,
+    part_tag,
+)
 
 generations = st.integers(min_value=0, max_value=10**12 - 1)
 
@@ -32,7 +38,7 @@ def test_a_part_name_gives_back_its_generation(
 
 @given(source=st.integers(min_value=0, max_value=2**63 - 1), generation=generations)
 def test_a_checkpoint_name_gives_back_its_generation(source: int, generation: int) -> None:
-    name = f"{source:016x}-{generation:06d}.pickle"  # as traceidx.plan names checkpoints
+    name = f"{source:016x}-{generation:06d}.pickle"  # as traceidx.pipeline.plan names checkpoints
     found = NAMED_GENERATION.search(name)
     assert found is not None and int(found.group(2)) == generation
 

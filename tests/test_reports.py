@@ -22,9 +22,9 @@ import pytest
 
 import traceidx
 from tests.conftest import generated
-from traceidx.pipeline import build
-from traceidx.query import connect
-from traceidx.reports import REPORTS, params, run_report
+from traceidx.analysis.query import connect
+from traceidx.analysis.reports import REPORTS, params, run_report
+from traceidx.pipeline.job import build
 
 FORMATS = ("table", "markdown", "json", "csv")
 MEMBERS = ("input", "cached", "cache_write", "output", "reasoning", "total")
@@ -38,7 +38,7 @@ def report_cli(
         [
             sys.executable,
             "-m",
-            "traceidx.cli",
+            "traceidx.cli.main",
             *(["prices"] if prices else ["report", name]),
             "--dataset",
             str(dataset),
@@ -313,7 +313,7 @@ def test_bad_parameters_are_usage_errors(demo_dataset: Path) -> None:
             [
                 sys.executable,
                 "-m",
-                "traceidx.cli",
+                "traceidx.cli.main",
                 "report",
                 "usage",
                 "--dataset",

@@ -1,4 +1,4 @@
-"""Database sources (traceidx.rowsource): one Source per session of a runtime's SQLite
+"""Database sources (traceidx.sources.rowsource): one Source per session of a runtime's SQLite
 database, a Record per row, read without writing or locking the database, re-read per
 session when its rows change.
 
@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from tests import rowdemo
-from traceidx import rowsource
-from traceidx.frame import fingerprint
-from traceidx.pipeline import build, prune
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build, prune
+from traceidx.sources import rowsource
+from traceidx.sources.frame import fingerprint
 
 
 @pytest.fixture(autouse=True)

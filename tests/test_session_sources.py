@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from traceidx.ids import source_id
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.domain.ids import source_id
+from traceidx.pipeline.job import build
 
 SESSION = "0b7e6f10-5c2d-4e8a-9f31-7a2c4d6e8f90"
 

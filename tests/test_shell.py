@@ -1,4 +1,4 @@
-"""Tests of `traceidx.shell.parse_shell`: golden files, explicit constructs and properties."""
+"""Tests of `domain.shell.parse_shell`: golden files, explicit constructs and properties."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceidx.model import ShellFragment, ShellStatement
-from traceidx.shell import MAX_STATEMENTS, _encode, _scanner_safe, parse_shell
-from traceidx.text import text_content
+from traceidx.domain.model import ShellFragment, ShellStatement
+from traceidx.domain.shell import MAX_STATEMENTS, _encode, _scanner_safe, parse_shell
+from traceidx.domain.text import text_content
 
 CORPUS = Path(
     os.environ.get("TRACEIDX_CORPUS")
@@ -507,7 +507,7 @@ def test_lone_surrogate_does_not_shift_ranges() -> None:
 
 
 _ASTRAL_SWEEP = """
-from traceidx.shell import parse_shell
+from traceidx.domain.shell import parse_shell
 for cp in range(0x10000, 0x110000, 0x800):
     for template in ("{%s", "echo {%s,x}", "[ -%s x ]", "cat <<E\\n$%s\\nE", "${x?%s}"):
         parse_shell(template % chr(cp))

@@ -15,7 +15,7 @@ import zstandard
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from traceidx.sourceio import (
+from traceidx.sources.sourceio import (
     FRAME_BUFFER_BYTES,
     ZSTD_MAGIC,
     StreamStats,

@@ -8,8 +8,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceidx.dataset import MAX_BUCKETS
-from traceidx.staging import Spooled, _kept_runs, _Readers, fine_bucket, fine_order, spool
+from traceidx.pipeline.staging import Spooled, _kept_runs, _Readers, fine_bucket, fine_order, spool
+from traceidx.store.dataset import MAX_BUCKETS
 
 #: every bucket count a group can have
 COUNTS = [1 << k for k in range(MAX_BUCKETS.bit_length())]

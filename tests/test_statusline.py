@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import fixture_path, traceidx_cli
-from traceidx import statusline, summary
+from traceidx.analysis import summary
+from traceidx.cli.main import statusline
 
 ENTRY = "import sys; from traceidx.entry import main; sys.argv[0] = 'traceidx'; sys.exit(main())"
 
@@ -66,7 +67,7 @@ def test_the_command_refreshes_its_summary_and_loads_no_data_library(
     assert second.returncode == 0 and "today $" in second.stdout
     probe = (
         "import sys, io; sys.stdin = io.StringIO('{}'); "
-        "from traceidx.statusline import main; main(['--dataset', sys.argv[1]]); "
+        "from traceidx.cli.statusline import main; main(['--dataset', sys.argv[1]]); "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pyarrow', 'duckdb', 'polars'}))"
     )
     loaded = subprocess.run(

@@ -15,12 +15,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import traceidx.ingest as ingest_module
-import traceidx.worker as worker_module
-from traceidx.dataset import read_manifest
-from traceidx.encode import ID_COLUMNS
-from traceidx.model import TABLES
-from traceidx.pipeline import build
+import traceidx.pipeline.worker as worker_module
+import traceidx.projection.ingest as ingest_module
+from traceidx.domain.model import TABLES
+from traceidx.pipeline.job import build
+from traceidx.projection.encode import ID_COLUMNS
+from traceidx.store.dataset import read_manifest
 
 from .conftest import FIXTURES, WITH_CORPUS, corpus_path
 

@@ -28,8 +28,8 @@ import pytest
 
 from tests.conftest import CORPUS, WITH_CORPUS, traceidx_cli
 from tests.facts import decoded_records, dict_rows
-from traceidx.pipeline import build
-from traceidx.query import connect
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 
 pytestmark = pytest.mark.skipif(not WITH_CORPUS, reason="the shared corpus is not available")
 

@@ -14,22 +14,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import traceidx.ingest
-import traceidx.pipeline
-import traceidx.plan
-import traceidx.records
-import traceidx.staging
-import traceidx.worker
+import traceidx.pipeline.job
+import traceidx.pipeline.plan
+import traceidx.pipeline.staging
+import traceidx.pipeline.worker
+import traceidx.projection.ingest
+import traceidx.sources.records
 from tests.conftest import fixture_path, patches_module_functions
 from traceidx.adapters import adapters
-from traceidx.dataset import read_manifest
-from traceidx.frame import LEGACY_ALGORITHM, Framer, fingerprint
-from traceidx.ingest import Settings
-from traceidx.pipeline import build, prune
-from traceidx.query import connect
-from traceidx.sourceio import read_range
-from traceidx.sync import Decision
-from traceidx.worker import BATCH_BYTES, BATCH_SOURCES, TAIL_BYTES, TAIL_SPLIT
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build, prune
+from traceidx.pipeline.sync import Decision
+from traceidx.pipeline.worker import BATCH_BYTES, BATCH_SOURCES, TAIL_BYTES, TAIL_SPLIT
+from traceidx.projection.ingest import Settings
+from traceidx.sources.frame import LEGACY_ALGORITHM, Framer, fingerprint
+from traceidx.sources.sourceio import read_range
+from traceidx.store.dataset import read_manifest
 
 
 def _copy(tmp_path: Path, *parts: str) -> Path:
@@ -77,7 +77,9 @@ def test_a_noop_rebuild_reads_nothing_and_publishes_nothing(tmp_path: Path) -> N
 def test_appending_rewrites_only_the_partition_of_that_session(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("traceidx.publish.PART_RECORDS", 20)  # these sessions fill many buckets
+    monkeypatch.setattr(
+        "traceidx.pipeline.publish.PART_RECORDS", 20
+    )  # these sessions fill many buckets
     traces = tmp_path / "traces"
     for name in ("s1-fjord", "s1-aurora", "s1-vega", "s1-sierra", "s1-xenon"):
         shutil.copytree(fixture_path("generated", "claude", name), traces / name)
@@ -240,7 +242,7 @@ def test_batches_take_every_source_once_and_shrink_at_the_end(sizes: list[int]) 
     that once only `TAIL_BYTES` bytes are left."""
     decisions = [Decision(f"s{i:03d}", "new", size) for i, size in enumerate(sizes)]
     decisions.insert(len(decisions) // 2, Decision("kept", "unchanged", 1 << 20))
-    batches = traceidx.worker.plan_batches(decisions, {"s000": "checkpoint"})
+    batches = traceidx.pipeline.worker.plan_batches(decisions, {"s000": "checkpoint"})
     flat = [item for batch in batches for item in batch]
     assert [locator for locator, *_ in flat] == [f"s{i:03d}" for i in range(len(sizes))]
     assert all(
@@ -299,8 +301,10 @@ def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
     archive.mkdir()
     dataset = tmp_path / "ds"
     with monkeypatch.context() as older:
-        older.setattr(traceidx.ingest, "Framer", partial(Framer, algorithm=LEGACY_ALGORITHM))
-        older.setattr(traceidx.plan, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM)
+        older.setattr(
+            traceidx.projection.ingest, "Framer", partial(Framer, algorithm=LEGACY_ALGORITHM)
+        )
+        older.setattr(traceidx.pipeline.plan, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM)
         build([traces.parent, archive], dataset, jobs=1)
     before = _facts(dataset)
     mains = _main_transcripts(traces.parent)
@@ -334,7 +338,7 @@ def test_a_dataset_of_the_older_id_scheme_upgrades(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Built by a version that hashed every record id with BLAKE2b; then one source vanishes.
-    from traceidx import ids
+    from traceidx.domain import ids
 
     def blake2b_ids(source: int, first: int, count: int) -> list[int]:
         return [ids._h("record", source, p) for p in range(first, first + count)]
@@ -342,8 +346,8 @@ def test_a_dataset_of_the_older_id_scheme_upgrades(
     traces = _copy(tmp_path, "generated", "claude", "s1-aurora")
     dataset = tmp_path / "ds"
     with monkeypatch.context() as older:
-        older.setattr(traceidx.records, "record_ids", blake2b_ids)
-        older.setattr(traceidx.plan, "ID_SCHEME", "blake2b64-v1")
+        older.setattr(traceidx.sources.records, "record_ids", blake2b_ids)
+        older.setattr(traceidx.pipeline.plan, "ID_SCHEME", "blake2b64-v1")
         build([traces], dataset, jobs=1)
     before = _facts(dataset)
     gone = _main_transcripts(traces)[0]
@@ -382,13 +386,13 @@ def test_a_part_whose_sources_all_changed_is_not_read_back(
         with open(path, "ab") as out:
             out.write(tail)
     read_back: list[str | None] = []
-    kept = traceidx.staging.Stage.previous
+    kept = traceidx.pipeline.staging.Stage.previous
 
     def spy(self: Any, table: str, previous: str | None, *rest: Any) -> Any:
         read_back.append(previous)
         return kept(self, table, previous, *rest)
 
-    monkeypatch.setattr(traceidx.staging.Stage, "previous", spy)
+    monkeypatch.setattr(traceidx.pipeline.staging.Stage, "previous", spy)
     report = build([traces], dataset, jobs=1)
     assert report.actions["appended"] == len(cut) and read_back
     assert read_back == [None] * len(read_back)  # every old row was replaced: none re-read

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from traceidx.timestamps import _usual_ms, epoch_number_ms, rfc3339_ms
+from traceidx.domain.timestamps import _usual_ms, epoch_number_ms, rfc3339_ms
 
 _ZONES = st.one_of(
     st.none(),

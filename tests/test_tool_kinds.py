@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import WITH_CORPUS, traceidx_cli
 from tests.facts import dict_rows
-from traceidx.query import connect
+from traceidx.analysis.query import connect
 
 KINDS = {"shell", "read", "write", "edit", "search", "fetch", "delegate", "plan", "ask_user"}
 

@@ -45,7 +45,7 @@ def test_watch_publishes_appends_new_and_deleted_files_and_stops_on_sigterm(
     for path in files[:2]:
         shutil.copy(path, traces / path.name)
     dataset = tmp_path / "dataset"
-    command = [sys.executable, "-m", "traceidx.cli", "watch", "--dataset", str(dataset)]
+    command = [sys.executable, "-m", "traceidx.cli.main", "watch", "--dataset", str(dataset)]
     watcher = subprocess.Popen(
         [*command, "--debounce-ms", "300", "--jobs", "1", str(traces)],
         cwd=ROOT,

@@ -15,20 +15,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` imports them on use
-    from traceidx.pipeline import build
-    from traceidx.query import connect, read, scan
-    from traceidx.reports import report
+    from traceidx.analysis.query import connect, read, scan
+    from traceidx.analysis.reports import report
+    from traceidx.pipeline.job import build
 
 __version__ = "0.1.0"
 __all__ = ["build", "compiled", "connect", "read", "report", "scan"]
 
 #: the public names and the module each comes from (none is a submodule's name)
 _LAZY = {
-    "build": "traceidx.pipeline",
-    "connect": "traceidx.query",
-    "read": "traceidx.query",
-    "scan": "traceidx.query",
-    "report": "traceidx.reports",
+    "build": "traceidx.pipeline.job",
+    "connect": "traceidx.analysis.query",
+    "read": "traceidx.analysis.query",
+    "scan": "traceidx.analysis.query",
+    "report": "traceidx.analysis.reports",
 }
 
 
@@ -36,7 +36,7 @@ def compiled() -> bool:
     """Whether this install runs its per-line modules compiled by mypyc (else pure Python)."""
     from importlib.util import find_spec
 
-    spec = find_spec("traceidx.ingest")
+    spec = find_spec("traceidx.projection.ingest")
     return spec is not None and spec.origin is not None and not spec.origin.endswith(".py")
 
 
@@ -46,7 +46,7 @@ def __getattr__(name: str) -> object:
 
     module = _LAZY.get(name)
     if module is None and name.startswith(("scan_", "read_")):
-        module = "traceidx.query"
+        module = "traceidx.analysis.query"
     if module is None:
         raise AttributeError(f"module 'traceidx' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)

@@ -1,5 +1,5 @@
 """The `traceidx` command's entry point: `statusline` without loading the rest of traceidx
-(it runs after every message of an agent), every other command through `traceidx.cli`."""
+(it runs after every message of an agent), every other command through `traceidx.cli.main`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sys
 
 def main() -> int:
     if sys.argv[1:2] == ["statusline"]:
-        from traceidx.statusline import main as statusline
+        from traceidx.cli.statusline import main as statusline
 
         return statusline(sys.argv[2:])
-    from traceidx.cli import main as cli
+    from traceidx.cli.main import main as cli
 
     return cli()

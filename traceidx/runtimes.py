@@ -7,7 +7,7 @@ by the name given here, on first use.
 
 A runtime that keeps its sessions in a SQLite database instead of JSON-lines files declares
 the database's file names and the tables that hold a session's rows (`Database`): discovery
-and the framing of database sources (`traceidx.rowsource`) read that declaration, so that an
+and the framing of database sources (`traceidx.sources.rowsource`) read that declaration, so that an
 adapter never opens a database (ARCHITECTURE.md, "Sources that are not JSON lines").
 """
 

@@ -17,6 +17,8 @@ from typing import Any
 from traceidx.adapters.base import Adapter
 from traceidx.runtimes import RUNTIMES
 
+#: the stages adapters may import (beside their own package and the shared `errors`, `runtimes`)
+MAY_IMPORT: tuple[str, ...] = ("traceidx.domain",)
 _LOADED: dict[str, type[Adapter]] = {}
 
 

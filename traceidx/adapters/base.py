@@ -14,9 +14,9 @@ from typing import Any, ClassVar, TypedDict
 
 from mypy_extensions import mypyc_attr
 
-from traceidx.plain import Plain
-from traceidx.rules import UsageSample
-from traceidx.timestamps import rfc3339_ms
+from traceidx.domain.plain import Plain
+from traceidx.domain.rules import UsageSample
+from traceidx.domain.timestamps import rfc3339_ms
 
 #: `TypedDict` through a name mypy lets take members built at run time
 _TYPED_DICT: Any = TypedDict

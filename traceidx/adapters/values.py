@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traceidx.rules import in_int64
+from traceidx.domain.rules import in_int64
 
 
 def str_or_none(value: object) -> str | None:

@@ -26,7 +26,7 @@ from typing import Final
 
 import zstandard
 
-from traceidx.sourceio import StreamStats, logical_chunks
+from traceidx.sources.sourceio import StreamStats, logical_chunks
 
 #: the shipped sample (package data)
 SAMPLE: Final = Path(__file__).resolve().parent / "sample"

@@ -26,7 +26,7 @@ from traceidx.adapters.claude_code.wire import (
     text_blocks,
 )
 from traceidx.adapters.values import reasoning_value
-from traceidx.rules import type_tag
+from traceidx.domain.rules import type_tag
 
 _TOOL_USE_BLOCKS: Final = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 

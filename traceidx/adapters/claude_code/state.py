@@ -16,7 +16,7 @@ from traceidx.adapters.base import (
     among,
     unheld_prefix,
 )
-from traceidx.rules import UsageSample, usage_sample
+from traceidx.domain.rules import UsageSample, usage_sample
 
 _FINAL_STOP_REASONS: Final = frozenset({"end_turn", "stop_sequence"})
 

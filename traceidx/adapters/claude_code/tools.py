@@ -13,7 +13,7 @@ from traceidx.adapters.claude_code.messages import notification_tags
 from traceidx.adapters.claude_code.state import ClaudeCodeState
 from traceidx.adapters.claude_code.wire import result_text
 from traceidx.adapters.values import declared_command, str_or_none
-from traceidx.rules import exit_code_from_header
+from traceidx.domain.rules import exit_code_from_header
 
 _EXIT_CODE: Final = re.compile(r"Exit code (-?\d+)(?:\n|$)")
 _DELEGATION_TOOLS: Final = frozenset({"Agent", "Task"})

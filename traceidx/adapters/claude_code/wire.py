@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from traceidx.adapters.base import members
 from traceidx.adapters.values import refined
-from traceidx.rules import message_text, type_tag
+from traceidx.domain.rules import message_text, type_tag
 
 #: the members of a record the adapter reads (`obj` in this module; `tests/test_decoding.py`
 #: checks that every key looked up on it is here), and of its ``toolUseResult`` (`facts`) only

@@ -18,7 +18,7 @@ from traceidx.adapters.codex.wire import (
     native_type,
 )
 from traceidx.adapters.values import int_or_none, str_or_none
-from traceidx.rules import type_tag
+from traceidx.domain.rules import type_tag
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py

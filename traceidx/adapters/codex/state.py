@@ -11,8 +11,8 @@ from mypy_extensions import mypyc_attr
 
 from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.adapters.values import int_or_none, str_or_none
-from traceidx.rules import UsageSample
-from traceidx.timestamps import rfc3339_ms
+from traceidx.domain.rules import UsageSample
+from traceidx.domain.timestamps import rfc3339_ms
 
 #: records during which a draft may still be joined by a later record (the other track's copy
 #: of a message, end events of a tool output, a spawn's output, an output's call, a final-answer

@@ -13,7 +13,7 @@ from traceidx.adapters.codex.messages import CodexMessages
 from traceidx.adapters.codex.state import JOIN_WINDOW, TurnState
 from traceidx.adapters.codex.wire import content_text, json_text, parsed
 from traceidx.adapters.values import int_or_none, str_or_none
-from traceidx.rules import exit_code_from_header
+from traceidx.domain.rules import exit_code_from_header
 
 _PROVIDER_TOOL_NAMES: Final = {
     "web_search_call": "web_search",

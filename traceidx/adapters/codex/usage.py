@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from traceidx.adapters.values import int_or_none
-from traceidx.rules import UsageSample, usage_sample
+from traceidx.domain.rules import UsageSample, usage_sample
 
 USAGE_KEYS: Final = (
     "input_tokens",

@@ -8,7 +8,7 @@ from typing import Any, Final
 import msgspec
 
 from traceidx.adapters.values import refined
-from traceidx.rules import type_tag
+from traceidx.domain.rules import type_tag
 
 WRAPPED_TYPES: Final = frozenset(
     {

@@ -18,7 +18,7 @@ from traceidx.adapters.values import (
     reasoning_value,
     str_or_none,
 )
-from traceidx.rules import type_tag
+from traceidx.domain.rules import type_tag
 
 #: ``reasoningBlocks.provider`` whose reasoning text is the model's summary, not its thinking
 _SUMMARY_REASONING: Final = frozenset({"openai-responses"})

@@ -22,8 +22,8 @@ from traceidx.adapters.base import (
     unheld_prefix,
 )
 from traceidx.adapters.values import dict_or_empty, nonempty_str
-from traceidx.rules import UsageSample
-from traceidx.timestamps import rfc3339_ms
+from traceidx.domain.rules import UsageSample
+from traceidx.domain.timestamps import rfc3339_ms
 
 
 @mypyc_attr(serializable=True)  # pickled in checkpoints

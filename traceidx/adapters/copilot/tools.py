@@ -17,7 +17,7 @@ from traceidx.adapters.values import (
     nonempty_str,
     str_or_none,
 )
-from traceidx.rules import exit_code_from_header
+from traceidx.domain.rules import exit_code_from_header
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from traceidx.adapters.values import int_or_none, nonempty_str
-from traceidx.rules import UsageSample, usage_sample
+from traceidx.domain.rules import UsageSample, usage_sample
 
 
 def usage_of(usage: Any) -> UsageSample | None:

@@ -23,7 +23,7 @@ from traceidx.adapters.dsh.wire import (
     step_key,
 )
 from traceidx.adapters.values import dict_or_empty, dicts_in, nonempty_str, reasoning_value
-from traceidx.rules import type_tag
+from traceidx.domain.rules import type_tag
 
 _SOURCES: Final[dict[str, tuple[str, str | None]]] = {
     "runtime-context": ("runtime.context", "environment"),

@@ -12,8 +12,8 @@ from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSe
 from traceidx.adapters.dsh.usage import stream_facts, usage_of
 from traceidx.adapters.dsh.wire import PACKED_ROWS, content_text, error_text, step_key
 from traceidx.adapters.values import dict_or_empty, dicts_in, int_or_none, nonempty_str
-from traceidx.model import LOOP_BOUND_ROLES
-from traceidx.rules import UsageSample, type_tag
+from traceidx.domain.model import LOOP_BOUND_ROLES
+from traceidx.domain.rules import UsageSample, type_tag
 
 #: turn/end reason.kind -> outcome (None: the Loop ends without a stated outcome)
 _OUTCOMES: Final[dict[str, str | None]] = {

@@ -12,7 +12,7 @@ from traceidx.adapters.base import DraftItem
 from traceidx.adapters.dsh.state import Call, DshState
 from traceidx.adapters.dsh.wire import content_text
 from traceidx.adapters.values import declared_command, dict_or_empty, dicts_in, nonempty_str
-from traceidx.rules import exit_code_from_header
+from traceidx.domain.rules import exit_code_from_header
 
 _EXIT_CODE: Final = re.compile(r"\[exit code: (-?\d+)\]\Z")
 _SHELL_TOOLS: Final = frozenset({"bash"})

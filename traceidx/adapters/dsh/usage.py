@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from traceidx.adapters.values import dict_or_empty, dicts_in, nonempty_str
-from traceidx.rules import UsageSample, usage_sample
+from traceidx.domain.rules import UsageSample, usage_sample
 
 
 def usage_of(usage: Any) -> UsageSample | None:

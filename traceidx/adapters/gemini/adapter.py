@@ -39,9 +39,9 @@ from traceidx.adapters.gemini.wire import (
     parts_text,
 )
 from traceidx.adapters.values import dicts_in, int_or_none, nonempty_str, str_or_none
+from traceidx.domain.rules import type_tag
+from traceidx.domain.timestamps import rfc3339_ms
 from traceidx.errors import AdapterFailure
-from traceidx.rules import type_tag
-from traceidx.timestamps import rfc3339_ms
 
 _MESSAGE_TYPES: Final = frozenset({"user", "gemini"}) | NOTICE_TYPES
 

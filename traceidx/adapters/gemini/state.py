@@ -24,8 +24,8 @@ from traceidx.adapters.gemini.wire import (
     workspace_directory,
 )
 from traceidx.adapters.values import nonempty_str
-from traceidx.rules import UsageSample
-from traceidx.timestamps import rfc3339_ms
+from traceidx.domain.rules import UsageSample
+from traceidx.domain.timestamps import rfc3339_ms
 
 # Timeline entry kinds.
 MESSAGE: Final = "message"  # a message (its latest write)

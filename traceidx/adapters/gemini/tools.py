@@ -20,8 +20,8 @@ from traceidx.adapters.base import DraftItem, DraftLoop
 from traceidx.adapters.gemini.state import GeminiState
 from traceidx.adapters.gemini.wire import DELEGATION_TOOLS, SHELL_TOOLS, parts_of
 from traceidx.adapters.values import declared_command, dict_or_empty, nonempty_str, str_or_none
-from traceidx.rules import exit_code_from_header
-from traceidx.timestamps import rfc3339_ms
+from traceidx.domain.rules import exit_code_from_header
+from traceidx.domain.timestamps import rfc3339_ms
 
 #: the shell tool's result: ``Output: …`` then, each on a line of its own and in this order,
 #: ``Error: …``, ``Exit Code: N`` (only when N is not 0), ``Signal: …``, ``Background PIDs: …``

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from traceidx.adapters.values import int_or_none
-from traceidx.rules import UsageSample, usage_sample
+from traceidx.domain.rules import UsageSample, usage_sample
 
 
 def usage_of(tokens: Any) -> UsageSample | None:

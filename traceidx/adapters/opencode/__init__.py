@@ -2,7 +2,7 @@
 
 OpenCode (1.2 and later) keeps every session in one database, ``opencode.db``; traceidx frames
 it as one source per session, a record per row of its ``session``, ``message`` and ``part``
-tables (traceidx.rowsource), so this adapter reads framed rows, never the database. The
+tables (traceidx.sources.rowsource), so this adapter reads framed rows, never the database. The
 format, the versions checked against and the evidence rules: ``docs/runtimes/opencode.md``.
 Modules: `wire` (the members read of a row and its JSON ``data``, native types, fixed texts),
 `usage` (an assistant message's tokens in the contract's units), `state` (the session, turns,

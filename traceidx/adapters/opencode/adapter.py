@@ -25,7 +25,7 @@ from traceidx.adapters.values import (
     reasoning_value,
     str_or_none,
 )
-from traceidx.rules import type_tag
+from traceidx.domain.rules import type_tag
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py

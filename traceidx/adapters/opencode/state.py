@@ -12,8 +12,8 @@ from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSe
 from traceidx.adapters.opencode.usage import call_usage
 from traceidx.adapters.opencode.wire import ABORTED, CONTINUING, DEFAULT_TITLES
 from traceidx.adapters.values import dict_or_empty, nonempty_str, str_or_none
-from traceidx.model import LOOP_BOUND_ROLES
-from traceidx.rules import UsageSample
+from traceidx.domain.model import LOOP_BOUND_ROLES
+from traceidx.domain.rules import UsageSample
 
 
 @mypyc_attr(serializable=True)  # pickled in checkpoints

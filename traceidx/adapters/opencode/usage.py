@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from traceidx.adapters.values import dict_or_empty, int_or_none
-from traceidx.rules import UsageSample, usage_sample
+from traceidx.domain.rules import UsageSample, usage_sample
 
 
 def call_usage(tokens: Any, attempt: bool = False) -> UsageSample | None:

@@ -12,7 +12,7 @@ from traceidx.adapters.base import members
 from traceidx.adapters.values import refined
 
 #: the columns of the ``session``, ``message`` and ``part`` rows read (a framed row is
-#: ``{"table": …, "row": {<column>: <value>}}``: traceidx.rowsource)
+#: ``{"table": …, "row": {<column>: <value>}}``: traceidx.sources.rowsource)
 _ROW: Final = (
     "id", "parent_id", "project_id", "directory", "title", "version", "slug",
     "time_created", "message_id", "data",

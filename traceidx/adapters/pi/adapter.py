@@ -43,7 +43,7 @@ from traceidx.adapters.pi.wire import (
     session_file_id,
 )
 from traceidx.adapters.values import declared_command, dict_or_empty, str_or_none
-from traceidx.rules import exit_code_from_header, message_text, type_tag, usage_sample
+from traceidx.domain.rules import exit_code_from_header, message_text, type_tag, usage_sample
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py

@@ -8,8 +8,8 @@ from typing import Any, Final
 import msgspec
 
 from traceidx.adapters.values import refined
-from traceidx.model import CallOutcome
-from traceidx.timestamps import rfc3339_ms
+from traceidx.domain.model import CallOutcome
+from traceidx.domain.timestamps import rfc3339_ms
 
 SHELL_TOOLS: Final = frozenset({"bash"})
 #: the fixed last line Pi's bash tool appends for a non-zero exit, anchored at the text's end

@@ -27,7 +27,7 @@ from traceidx.adapters.qwen.wire import (
     text_of,
 )
 from traceidx.adapters.values import dict_or_empty, int_or_none, nonempty_str, reasoning_value
-from traceidx.rules import type_tag
+from traceidx.domain.rules import type_tag
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py

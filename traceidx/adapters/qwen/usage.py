@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from traceidx.adapters.values import int_or_none
-from traceidx.rules import UsageSample, usage_sample
+from traceidx.domain.rules import UsageSample, usage_sample
 
 
 def usage_of(meta: Any) -> UsageSample | None:

@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from traceidx.adapters.base import members
 from traceidx.adapters.values import dict_or_empty, dicts_in, refined
-from traceidx.rules import type_tag
+from traceidx.domain.rules import type_tag
 
 #: the members of a record the adapter reads (`obj` in this package; `tests/test_decoding.py`
 #: checks that every key looked up on it is here); of ``toolCallResult`` (`result`) and its

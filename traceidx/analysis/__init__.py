@@ -1,0 +1,14 @@
+"""Analysis: the read side of a published dataset: DuckDB views, reports, prices, search,
+evidence checks, the HTML report and the summary a statusline reads.
+
+It may import the domain, sources (to re-read evidence) and the store; never the build.
+"""
+
+from __future__ import annotations
+
+#: the stages this one may import (beside itself and the shared `errors`, `runtimes`, `storage`)
+MAY_IMPORT: tuple[str, ...] = (
+    "traceidx.domain",
+    "traceidx.sources",
+    "traceidx.store",
+)

@@ -1,0 +1,10 @@
+"""The domain: the runtime-neutral model (Source, Record, Session, Loop, Item and the typed
+Semantic), its Arrow schema, evidence-derived ids and the rules every adapter shares.
+
+The lowest stage: it reads no file and knows no runtime. It may import only `traceidx.errors`.
+"""
+
+from __future__ import annotations
+
+#: the stages this one may import (beside itself and the shared `errors`, `runtimes`, `storage`)
+MAY_IMPORT: tuple[str, ...] = ()

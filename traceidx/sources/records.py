@@ -1,0 +1,229 @@
+"""Records kept column by column as a source is framed, and their Arrow table.
+
+A source yields one Record per complete line, so its records are a run of consecutive
+positions, and nothing is kept as an object per line:
+
+* `SourceKeys` holds, for every position of a source from its first line, the record id,
+  the runtime's time and the fingerprint: the whole source needs them (the projector looks ids
+  and times up, a checkpoint keeps them, the source's digests are taken over them);
+* `RecordColumns` holds the rest of a run of records (where each line is, how it parsed, its
+  native type, and for a database source the table and key of each row) and reads the keys
+  of its positions from the source's `SourceKeys`.
+
+`records_table` turns runs of one or more sources into the ``records`` table, equal to
+encoding the `traceidx.domain.model.Record` objects `RecordColumns.objects` describes.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Collection, Sequence
+from hashlib import blake2b
+from typing import Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from traceidx.domain.ids import record_ids
+from traceidx.domain.model import ByteRange, Record, RowKey
+from traceidx.domain.schema import repeated, table_schema, to_array
+
+#: `occurred_at` of a record the runtime wrote no time on
+NO_TIME: Final = -(1 << 63)
+_FINGERPRINT_CHARS: Final = 32
+
+
+class SourceKeys:
+    """Record id, time and fingerprint of every record of one source, by position (the ids
+    are computed in bulk, for the positions added since they were last asked for)."""
+
+    __slots__ = ("_ids", "fingerprints", "source_id", "times")
+
+    def __init__(self, source_id: int = 0, times: bytes = b"", fingerprints: bytes = b"") -> None:
+        self.source_id = source_id
+        self._ids = array("q")
+        # a list, not an array: appending to an array parses its argument (~4 times slower)
+        self.times: list[int] = np.frombuffer(times, dtype=np.int64).tolist()
+        self.fingerprints = bytearray(fingerprints)  # 32 lowercase hex characters each
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @property
+    def ids(self) -> array[int]:
+        """The record id of every position so far."""
+        done, count = len(self._ids), len(self.times)
+        if done < count:
+            self._ids.extend(record_ids(self.source_id, done, count - done))
+        return self._ids
+
+    def add(self, occurred_at: int | None, fingerprint: bytes) -> None:
+        """The keys of the next position."""
+        self.times.append(NO_TIME if occurred_at is None else occurred_at)
+        self.fingerprints += fingerprint
+
+    def times_bytes(self) -> bytes:
+        """The times, as native 64-bit integers (how a checkpoint keeps them)."""
+        return np.array(self.times, dtype=np.int64).tobytes()
+
+    def time(self, position: int) -> int | None:
+        """The runtime's time on the record at `position` (None if none, or not read yet)."""
+        if position >= len(self.times):
+            return None
+        value = self.times[position]
+        return None if value == NO_TIME else value
+
+    def digests(self, counts: Collection[int] = ()) -> tuple[str, dict[int, str]]:
+        """BLAKE2b-128 over the fingerprints in order: of all of them, and of the first
+        `count` of them for each of `counts` this source reaches."""
+        hasher = blake2b(digest_size=16)
+        prefixes: dict[int, str] = {}
+        done = 0
+        for count in sorted(c for c in counts if c <= len(self)):
+            hasher.update(self.fingerprints[32 * done : 32 * count])
+            prefixes[count] = hasher.hexdigest()
+            done = count
+        hasher.update(self.fingerprints[32 * done :])
+        return hasher.hexdigest(), prefixes
+
+
+class RecordColumns:
+    """Consecutive Records of one source, from position `first` on (their keys in `keys`)."""
+
+    __slots__ = (
+        "ends",
+        "first",
+        "keys",
+        "native_types",
+        "paths",
+        "row_keys",
+        "row_tables",
+        "source_id",
+        "starts",
+        "statuses",
+    )
+
+    def __init__(self, source_id: int, keys: SourceKeys, first: int = 0) -> None:
+        self.source_id = source_id
+        self.keys = keys
+        self.first = first
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.statuses: list[str] = []
+        self.native_types: list[str | None] = []
+        self.paths: list[str | None] = []  # the JSON path of a document's record
+        #: the table and key of each record, for a database source's (else empty)
+        self.row_tables: list[str] = []
+        self.row_keys: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def append(
+        self, start: int, end: int, status: str, native_type: str | None, path: str | None = None
+    ) -> None:
+        """The next record (at position ``first + len(self)``; its keys already added)."""
+        self.starts.append(start)
+        self.ends.append(end)
+        self.statuses.append(status)
+        self.native_types.append(native_type)
+        self.paths.append(path)
+
+    def add_row(self, table: str, key: str) -> None:
+        """The table and key of the record just appended (a database source's)."""
+        self.row_tables.append(table)
+        self.row_keys.append(key)
+
+    def rest(self) -> RecordColumns:
+        """An empty run continuing this one (for the records after these)."""
+        return RecordColumns(self.source_id, self.keys, self.first + len(self))
+
+    def objects(self) -> list[Record]:
+        """The domain objects these columns describe."""
+        out, known = [], self.keys.ids
+        rows = len(self.row_keys) == len(self)
+        for i in range(len(self)):
+            position = self.first + i
+            fingerprint = self.keys.fingerprints[32 * position : 32 * position + 32]
+            out.append(
+                Record(
+                    record_id=known[position],
+                    source_id=self.source_id,
+                    source_position=position,
+                    content_range=ByteRange(self.starts[i], self.ends[i]),
+                    fingerprint=fingerprint.decode("ascii"),
+                    parse_status=self.statuses[i],  # type: ignore[arg-type]
+                    occurred_at=self.keys.time(position),
+                    native_type=self.native_types[i],
+                    json_path=self.paths[i],
+                    row=RowKey(self.row_tables[i], self.row_keys[i]) if rows else None,
+                )
+            )
+        return out
+
+
+def _int64(values: array[int]) -> pa.Array:
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def records_table(runs: Sequence[RecordColumns]) -> pa.Table:
+    """The ``records`` table of runs of records (of one or more sources), in order."""
+    ids = array("q")
+    starts: list[int] = []
+    ends: list[int] = []
+    times: list[int] = []
+    fingerprints = bytearray()
+    statuses: list[str] = []
+    native_types: list[str | None] = []
+    paths: list[str | None] = []
+    rows: list[dict[str, str] | None] = []  # of database sources' rows, when there are any
+    with_rows = any(run.row_keys for run in runs)
+    for run in runs:
+        first, count, keys = run.first, len(run), run.keys
+        ids += keys.ids[first : first + count]
+        starts += run.starts
+        ends += run.ends
+        times += keys.times[first : first + count]
+        fingerprints += keys.fingerprints[32 * first : 32 * (first + count)]
+        statuses += run.statuses
+        native_types += run.native_types
+        paths += run.paths
+        if run.row_keys:
+            rows += [
+                {"table": t, "key": k} for t, k in zip(run.row_tables, run.row_keys, strict=True)
+            ]
+        elif with_rows:
+            rows += [None] * count
+    count = len(ids)
+    counts = np.array([len(run) for run in runs], dtype=np.int64)
+    # a run's positions are consecutive from its first: each row's offset in the table,
+    # shifted by its run's first position less where the run's rows start
+    firsts = np.array([run.first for run in runs], dtype=np.int64)
+    starts_at = np.cumsum(counts) - counts
+    positions = np.arange(count, dtype=np.int64) + np.repeat(firsts - starts_at, counts)
+    offsets = np.arange(0, _FINGERPRINT_CHARS * (count + 1), _FINGERPRINT_CHARS, dtype=np.int32)
+    fingerprint = pa.Array.from_buffers(
+        pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(bytes(fingerprints))]
+    )
+    raw_times = to_array(times, pa.int64())
+    occurred = pc.if_else(pc.equal(raw_times, NO_TIME), None, raw_times)
+    schema = table_schema("records")
+    row_type = schema.field("row").type
+    content_range = pa.StructArray.from_arrays(
+        [to_array(starts, pa.int64()), to_array(ends, pa.int64())],
+        fields=list(schema.field("content_range").type),
+    )
+    columns = [
+        _int64(ids),
+        repeated([run.source_id for run in runs], counts),
+        pa.array(positions, pa.int64()),
+        content_range,
+        fingerprint,
+        to_array(statuses, pa.string()),
+        occurred.cast(schema.field("occurred_at").type),
+        to_array(native_types, pa.string()),
+        to_array(paths, pa.string()),
+        pa.array(rows, row_type) if with_rows else pa.nulls(count, row_type),
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)

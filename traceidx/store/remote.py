@@ -1,0 +1,241 @@
+"""A dataset on object storage: parts under unique names, then a manifest numbered by generation.
+
+Object stores have no rename, so a remote dataset (``--dataset s3://bucket/prefix``) is not
+swapped into place as a local folder is (traceidx.store.dataset). A build uploads the parts it
+wrote first, under names no other builder uses (``part-<generation>-<bucket>-<tag>.parquet``),
+and then its manifest as ``manifests/<generation>.json``. That object makes the generation
+current: readers list ``manifests/`` and read the highest-numbered one, so they see a complete
+generation or the one before, never a mix. The manifest is written only if no object of that
+name exists (S3's ``If-None-Match: *`` on PutObject, through boto3, since pyarrow.fs has no
+conditional write): of two builders that started from the same generation, one publishes and
+the other stops with `GenerationTaken`, its parts left as garbage and the winner's generation
+intact. A local lock file cannot guard a bucket; that write is the guard.
+
+Garbage (parts no manifest names of a generation already decided, manifests before the
+previous one, checkpoints no source names) is removed after each publication; parts of a
+generation not yet decided may be another builder's work in progress and are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pyarrow.fs as pafs
+
+from traceidx import storage
+from traceidx.errors import DatasetError, GenerationTaken, UsageError
+from traceidx.store import manifest as manifests
+from traceidx.store.dataset import Damage, collect_garbage, decode_manifest, locked, read_manifest
+from traceidx.store.manifest import Manifest, Published
+
+MANIFESTS = "manifests"
+MANIFEST_FILE = re.compile(r"(\d{12})\.json")
+#: the generation in a part's (``part-<generation>-…``) or a checkpoint's (``…-<generation>``)
+#: name
+NAMED_GENERATION = re.compile(r"^part-(\d+)-|-(\d+)\.pickle$")
+
+
+def manifest_name(generation: int) -> str:
+    """The dataset-relative name of a generation's manifest."""
+    return f"{MANIFESTS}/{generation:012d}.json"
+
+
+@dataclass(frozen=True)
+class RemoteDataset:
+    """A dataset at a URI of a pyarrow filesystem."""
+
+    uri: str
+
+    @property
+    def fs(self) -> Any:
+        return storage.resolve(self.uri)[0]
+
+    def path(self, relative: str = "") -> str:
+        """The filesystem path of a dataset-relative name."""
+        root = storage.resolve(self.uri)[1]
+        return f"{root}/{relative}" if relative else root
+
+    def generations(self) -> list[int]:
+        """The generations whose manifests are published, ascending."""
+        selector = pafs.FileSelector(self.path(MANIFESTS), allow_not_found=True)
+        try:
+            infos = self.fs.get_file_info(selector)
+        except OSError as exc:
+            raise DatasetError(f"{self.uri}: cannot list its manifests ({exc})") from exc
+        found = (MANIFEST_FILE.fullmatch(info.base_name) for info in infos)
+        return sorted(int(m.group(1)) for m in found if m is not None)
+
+    def read(self) -> Manifest | None:
+        """The newest published manifest, or None when nothing was ever published."""
+        generations = self.generations()
+        if not generations:
+            return None
+        name = manifest_name(generations[-1])
+        try:
+            with self.fs.open_input_stream(self.path(name)) as stream:
+                data = stream.read()
+        except OSError as exc:
+            raise DatasetError(f"{storage.join(self.uri, name)}: unreadable ({exc})") from exc
+        return decode_manifest(data, storage.join(self.uri, name), "a new prefix")
+
+    def open(self, relative: str) -> Any:
+        """A published file opened for (ranged) reading."""
+        return self.fs.open_input_file(self.path(relative))
+
+    def download(self, relative: str, local: Path) -> None:
+        """Copy a dataset-relative file to a local path."""
+        local.parent.mkdir(parents=True, exist_ok=True)
+        pafs.copy_files(
+            self.path(relative),
+            str(local),
+            source_filesystem=self.fs,
+            destination_filesystem=pafs.LocalFileSystem(),
+        )
+
+    def upload(self, local: Path, relative: str) -> None:
+        """Copy a local file to a dataset-relative name."""
+        pafs.copy_files(
+            str(local),
+            self.path(relative),
+            source_filesystem=pafs.LocalFileSystem(),
+            destination_filesystem=self.fs,
+        )
+
+    def publish(self, manifest: Manifest) -> None:
+        """Write `manifest` as its generation's manifest, only if none was published under
+        that generation (else `GenerationTaken`)."""
+        name = manifest_name(manifest.generation)
+        data = manifests.encode(manifest)
+        if urlsplit(self.uri).scheme == "s3":
+            self._put_if_absent_s3(name, data)
+            return
+        # no conditional write but S3's: checked, then written (a narrow window remains)
+        if self.fs.get_file_info(self.path(name)).type != pafs.FileType.NotFound:
+            raise self._taken(manifest.generation)
+        with self.fs.open_output_stream(self.path(name)) as out:
+            out.write(data)
+
+    def _put_if_absent_s3(self, name: str, data: bytes) -> None:
+        try:
+            import boto3
+            import botocore.exceptions
+        except ImportError as exc:
+            raise UsageError(
+                "publishing to S3 needs boto3 (its conditional write): pip install 'traceidx[s3]'"
+            ) from exc
+        bucket, _, prefix = self.path().partition("/")
+        key = f"{prefix}/{name}" if prefix else name
+        client = boto3.client("s3", region_name=_region())
+        try:
+            client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
+        except botocore.exceptions.ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code in ("PreconditionFailed", "ConditionalRequestConflict"):
+                raise self._taken(int(name[len(MANIFESTS) + 1 : -5])) from exc
+            raise OSError(f"s3://{bucket}/{key}: {exc}") from exc
+
+    def _taken(self, generation: int) -> GenerationTaken:
+        return GenerationTaken(
+            f"{self.uri}: generation {generation} was published by another build while this "
+            "one ran; nothing of this build was published and that generation stays current; "
+            "run the build again"
+        )
+
+    def check_parts(self, manifest: Published) -> list[Damage]:
+        """The live parts that are missing or of another size than the manifest recorded
+        (one listing; checksums would mean reading every part)."""
+        sizes = self._files()
+        out = []
+        for key in sorted(manifest.parts):
+            for table, part in sorted(manifest.parts[key].items()):
+                size = sizes.get(part.path)
+                if size is None:
+                    out.append(Damage(key, table, part.path, "missing part"))
+                elif part.size is not None and size != part.size:
+                    what = f"damaged part: {size:,} bytes where {part.size:,} were written"
+                    out.append(Damage(key, table, part.path, what))
+        return out
+
+    def _files(self) -> dict[str, int]:
+        """Every file of the dataset: dataset-relative name -> size."""
+        root = self.path()
+        selector = pafs.FileSelector(root, recursive=True, allow_not_found=True)
+        return {
+            info.path[len(root) + 1 :]: int(info.size)
+            for info in self.fs.get_file_info(selector)
+            if info.type == pafs.FileType.File
+        }
+
+    def collect_garbage(self, manifest: Manifest) -> int:
+        """Remove parts of decided generations that `manifest` neither uses nor keeps as
+        previous, manifests before the previous generation's and checkpoints no source
+        names; returns files removed."""
+        keep = {f.path for f in manifest.part_files()} | set(manifest.previous)
+        keep.update(e.checkpoint for e in manifest.sources.values() if e.checkpoint)
+        doomed = []
+        for name in self._files():
+            base = name.rsplit("/", 1)[-1]
+            if name.startswith(f"{MANIFESTS}/"):
+                found = MANIFEST_FILE.fullmatch(base)
+                if found is not None and int(found.group(1)) < manifest.generation - 1:
+                    doomed.append(name)
+            elif name not in keep and name.endswith((".parquet", ".pickle")):
+                made = NAMED_GENERATION.search(base)  # of the build that wrote it
+                if made is not None and int(made.group(1) or made.group(2)) <= manifest.generation:
+                    doomed.append(name)
+        for name in doomed:
+            self.fs.delete_file(self.path(name))
+        return len(doomed)
+
+
+def _region() -> str | None:
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
+
+
+def part_tag(remote: RemoteDataset | None) -> str:
+    """What a build's part names end with: nothing locally (one builder at a time holds the
+    lock), a random tag on object storage (builders racing for a generation never write the
+    same name)."""
+    return f"-{secrets.token_hex(4)}" if remote is not None else ""
+
+
+@contextmanager
+def workspace(dataset: Path | str) -> Iterator[tuple[Path, RemoteDataset | None]]:
+    """Where a build works, locked: a local dataset's own folder, or for a remote one a
+    private temporary folder (staging, parts before upload), with the remote dataset."""
+    if not storage.is_uri(dataset):
+        with locked(Path(dataset)):
+            yield Path(dataset), None
+        return
+    remote = RemoteDataset(str(dataset).rstrip("/"))
+    with tempfile.TemporaryDirectory(prefix="traceidx-build-") as folder, locked(Path(folder)):
+        yield Path(folder), remote
+
+
+def current(folder: Path, remote: RemoteDataset | None) -> Manifest | None:
+    """The current manifest of a local dataset folder or of a remote dataset."""
+    return remote.read() if remote is not None else read_manifest(folder)
+
+
+def clean(folder: Path, remote: RemoteDataset | None, manifest: Manifest | None) -> None:
+    """Remove the garbage of a dataset (locally, and on object storage once a generation is
+    known)."""
+    collect_garbage(folder, manifest)
+    if remote is not None and manifest is not None:
+        remote.collect_garbage(manifest)
+
+
+def read_current(dataset: Path | str) -> Manifest | None:
+    """The current manifest of a dataset, local or remote (None: never published)."""
+    if storage.is_uri(dataset):
+        return RemoteDataset(str(dataset).rstrip("/")).read()
+    return read_manifest(Path(dataset))
