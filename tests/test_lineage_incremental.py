@@ -16,7 +16,8 @@ import pytest
 
 from tests.conftest import DATA, FIXTURES
 from traceidx.analysis.query import connect
-from traceidx.pipeline.job import build, publish
+from traceidx.pipeline import publish
+from traceidx.pipeline.job import build
 
 #: trace folders with delegations, matched and stated (each copied under its own name)
 ROOTS = {

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import fixture_path, traceidx_cli
 from traceidx.analysis import summary
-from traceidx.cli.main import statusline
+from traceidx.cli import statusline
 
 ENTRY = "import sys; from traceidx.entry import main; sys.argv[0] = 'traceidx'; sys.exit(main())"
 
