@@ -11,7 +11,6 @@ Extensions are all built or none.
 from __future__ import annotations
 
 import atexit
-import glob
 import os
 import shutil
 import sys
@@ -21,28 +20,24 @@ from typing import Any
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-#: the modules a build spends its per-line time in (adapters, framing, projection, encoding)
-#: (every adapter module, packages included, but the registry, which finds them by listing its
-#: folder: a new runtime is compiled without being named here)
+#: the per-line core a build spends its time in: the domain's value classes and rules, framing
+#: and records, projection and the ingest loop. Adapters are plain Python (they are plugins:
+#: a new runtime needs no compiler), and so is everything that runs once per build.
 COMPILED = [
-    *sorted(
-        path
-        for path in glob.glob("traceidx/adapters/**/*.py", recursive=True)
-        if path != "traceidx/adapters/__init__.py"
-    ),
-    "traceidx/sources/frame.py",
+    "traceidx/domain/drafts.py",
     "traceidx/domain/ids.py",
-    "traceidx/projection/ingest.py",
-    "traceidx/projection/items.py",
     "traceidx/domain/plain.py",
-    "traceidx/projection/project.py",
-    "traceidx/sources/records.py",
     "traceidx/domain/rules.py",
     "traceidx/domain/schema.py",
     "traceidx/domain/shell.py",
-    "traceidx/sources/sourceio.py",
     "traceidx/domain/text.py",
     "traceidx/domain/timestamps.py",
+    "traceidx/sources/frame.py",
+    "traceidx/sources/records.py",
+    "traceidx/sources/sourceio.py",
+    "traceidx/projection/ingest.py",
+    "traceidx/projection/items.py",
+    "traceidx/projection/project.py",
 ]
 
 

@@ -12,7 +12,8 @@ import msgspec
 
 from benchmarks.corpora import copy_ids
 from tests.conftest import CORPUS, FIXTURES, WITH_CORPUS
-from traceidx.adapters.base import Adapter, DraftItem, DraftLoop
+from traceidx.adapters.base import Adapter
+from traceidx.domain.drafts import DraftItem, DraftLoop
 from traceidx.projection.ingest import split_joined
 from traceidx.sources import rowsource
 from traceidx.sources.frame import frame_bytes

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from traceidx.adapters.base import Adapter, Draft, DraftLoop, DraftSession, RecordFacts
+from traceidx.adapters.base import Adapter
+from traceidx.domain.drafts import Draft, DraftLoop, DraftSession, RecordFacts
 from traceidx.runtimes import RUNTIMES, Database, RowTable, Runtime, TraceHome
 
 DATABASE = Database(

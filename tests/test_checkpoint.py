@@ -19,7 +19,7 @@ import pytest
 
 import traceidx.projection.ingest as ingest_module
 from traceidx.adapters import adapters
-from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.domain.model import TABLES
 from traceidx.domain.schema import table_schema
 from traceidx.pipeline.job import build

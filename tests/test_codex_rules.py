@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import corpus_path, fixture_path
-from traceidx.adapters.base import DraftItem
 from traceidx.adapters.codex import CodexAdapter, _shell_script
+from traceidx.domain.drafts import DraftItem
 
 PUBLIC = ("public", "codex")
 DESKTOP_104 = (

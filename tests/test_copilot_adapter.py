@@ -22,9 +22,9 @@ import pytest
 from tests.conftest import FIXTURES, corpus_path
 from tests.facts import item_snapshot, loop_snapshot
 from traceidx.adapters import detect
-from traceidx.adapters.base import Draft, DraftItem, DraftLoop
 from traceidx.adapters.copilot import CopilotAdapter
 from traceidx.analysis.query import connect
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop
 from traceidx.pipeline.job import build
 from traceidx.projection.ingest import Settings
 from traceidx.sources.discover import default_roots

@@ -19,7 +19,8 @@ import pytest
 from tests.conftest import CORPUS, DATA, FIXTURES
 from tests.facts import database_sessions, decoded_records, item_snapshot, loop_snapshot
 from traceidx.adapters import detect
-from traceidx.adapters.base import Adapter, Draft
+from traceidx.adapters.base import Adapter
+from traceidx.domain.drafts import Draft
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from tests.facts import drain_while_reading, long_trace
 from tests.test_pi_adapter import Chain
-from traceidx.adapters.base import DraftItem
 from traceidx.adapters.pi import PiAdapter
+from traceidx.domain.drafts import DraftItem
 
 
 def test_draining_the_largest_public_file_returns_most_items_before_finish(

@@ -16,9 +16,9 @@ import zstandard
 
 from tests.conftest import corpus_path, fixture_path
 from tests.test_golden import project_files
-from traceidx.adapters.base import Draft
 from traceidx.adapters.dsh import DshAdapter, _seqs
 from traceidx.analysis.query import connect
+from traceidx.domain.drafts import Draft
 from traceidx.pipeline.job import build
 from traceidx.sources.sourceio import ZSTD_MAGIC
 

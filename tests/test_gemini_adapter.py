@@ -15,9 +15,9 @@ from typing import Any
 from tests.conftest import fixture_path
 from tests.facts import decoded_records
 from traceidx.adapters import adapter, detect
-from traceidx.adapters.base import Draft, DraftItem, DraftLoop
 from traceidx.adapters.gemini import GeminiAdapter
 from traceidx.adapters.gemini.tools import shell_exit_code
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop
 from traceidx.projection.ingest import Settings, ingest
 from traceidx.runtimes import names
 

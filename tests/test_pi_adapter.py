@@ -14,10 +14,10 @@ import pytest
 
 from tests.conftest import corpus_path, fixture_path
 from traceidx.adapters import detect
-from traceidx.adapters.base import Draft, DraftItem
 from traceidx.adapters.pi import PiAdapter
 from traceidx.adapters.pi.wire import parent_native_id
 from traceidx.analysis.query import connect
+from traceidx.domain.drafts import Draft, DraftItem
 from traceidx.pipeline.job import build
 from traceidx.projection.ingest import Settings, ingest
 

@@ -21,9 +21,9 @@ import pytest
 from tests.conftest import fixture_path, generated
 from tests.facts import dict_rows
 from traceidx.adapters import adapter, detect
-from traceidx.adapters.base import Draft
 from traceidx.adapters.qwen import QwenAdapter
 from traceidx.analysis.query import connect
+from traceidx.domain.drafts import Draft
 from traceidx.pipeline.job import build
 from traceidx.sources.discover import default_roots
 

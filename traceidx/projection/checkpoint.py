@@ -87,7 +87,7 @@ def code_version() -> str:
     """A digest of the package's source files and of which of them run compiled (mypyc): a
     checkpoint is code-specific state."""
     hasher = hashlib.blake2b(digest_size=16)
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # the traceidx package
     for path in sorted(root.rglob("*.py")):
         hasher.update(str(path.relative_to(root)).encode())
         hasher.update(path.read_bytes())

@@ -37,8 +37,9 @@ import msgspec
 from mypy_extensions import mypyc_attr
 
 from traceidx.adapters import detect
-from traceidx.adapters.base import Adapter, RecordFacts
+from traceidx.adapters.base import Adapter
 from traceidx.domain import ids
+from traceidx.domain.drafts import RecordFacts
 from traceidx.domain.model import Loop, ModelCall, Source
 from traceidx.domain.redact import Redactor
 from traceidx.domain.text import DEFAULT_TEXT_LIMIT

@@ -25,8 +25,8 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from traceidx.adapters.base import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.domain import ids
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.domain.model import (
     Item,
     Loop,

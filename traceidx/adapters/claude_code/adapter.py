@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import DraftLoop, RecordFacts
 from traceidx.adapters.claude_code.messages import (
     ATTACHMENTS,
     BOOKKEEPING_ATTACHMENTS,
@@ -26,12 +23,12 @@ from traceidx.adapters.claude_code.wire import (
     text_blocks,
 )
 from traceidx.adapters.values import reasoning_value
+from traceidx.domain.drafts import DraftLoop, RecordFacts
 from traceidx.domain.rules import type_tag
 
 _TOOL_USE_BLOCKS: Final = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class ClaudeCodeAdapter(ClaudeCodeTools):
     """Projects one Claude Code transcript (the format: ``docs/runtimes/claude_code.md``)."""
 

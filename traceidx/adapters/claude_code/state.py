@@ -5,23 +5,13 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import (
-    Adapter,
-    Draft,
-    DraftItem,
-    DraftLoop,
-    DraftSession,
-    among,
-    unheld_prefix,
-)
+from traceidx.adapters.base import Adapter
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession, among, unheld_prefix
 from traceidx.domain.rules import UsageSample, usage_sample
 
 _FINAL_STOP_REASONS: Final = frozenset({"end_turn", "stop_sequence"})
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 class Turn:
     """A Loop not yet drained, with the API responses that count towards its usage."""
 
@@ -34,7 +24,6 @@ class Turn:
         self.settled = False  # usage and final answer are fixed: the Loop may be drained
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 class Response:
     """One API response assembled from its per-block lines."""
 
@@ -62,7 +51,6 @@ class Response:
         self.text: DraftItem | None = None  # its latest text while it is its Loop's latest
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 class Lane:
     """The Loop state of one inline sidechain (Claude Code 1.0.x): a subagent's run written
     inside the main transcript, whose Loops are its own, apart from the parent agent's."""
@@ -81,7 +69,6 @@ def _closable(key: tuple[str, str]) -> bool:
     return key[0] != "None" and key[0] != ""
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class ClaudeCodeState(Adapter):
     """What a transcript's adapter keeps between records: the Loops, responses and held items."""
 

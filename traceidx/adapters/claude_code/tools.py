@@ -6,13 +6,12 @@ import re
 from typing import Any, Final
 
 import msgspec
-from mypy_extensions import mypyc_attr
 
-from traceidx.adapters.base import DraftLoop
 from traceidx.adapters.claude_code.messages import notification_tags
 from traceidx.adapters.claude_code.state import ClaudeCodeState
 from traceidx.adapters.claude_code.wire import result_text
 from traceidx.adapters.values import declared_command, str_or_none
+from traceidx.domain.drafts import DraftLoop
 from traceidx.domain.rules import exit_code_from_header
 
 _EXIT_CODE: Final = re.compile(r"Exit code (-?\d+)(?:\n|$)")
@@ -20,7 +19,6 @@ _DELEGATION_TOOLS: Final = frozenset({"Agent", "Task"})
 _SHELL_TOOLS: Final = frozenset({"Bash"})
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class ClaudeCodeTools(ClaudeCodeState):
     """Drafts tool calls and their results, and the subagent work they start."""
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import RecordFacts
 from traceidx.adapters.codex.tools import CodexTools
 from traceidx.adapters.codex.usage import total_key, usage_growth, usage_of
 from traceidx.adapters.codex.wire import (
@@ -18,10 +15,10 @@ from traceidx.adapters.codex.wire import (
     native_type,
 )
 from traceidx.adapters.values import int_or_none, str_or_none
+from traceidx.domain.drafts import RecordFacts
 from traceidx.domain.rules import type_tag
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class CodexAdapter(CodexTools):
     """Projects one Codex rollout (the format: ``docs/runtimes/codex.md``)."""
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import DraftLoop
 from traceidx.adapters.codex.state import CodexState, PendingMessage, TurnState
 from traceidx.adapters.codex.wire import content_text, parsed
 from traceidx.adapters.values import reasoning_value, str_or_none
+from traceidx.domain.drafts import DraftLoop
 
 #: leading markers of runtime-injected user-role text -> (role, category)
 _USER_MARKERS: Final[tuple[tuple[str, str, str | None], ...]] = (
@@ -71,7 +69,6 @@ def _user_marker(text: str) -> tuple[str, str | None] | None:
     return None
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class CodexMessages(CodexState):
     """Drafts the messages of a rollout, pairing the UI and model-input copies."""
 

@@ -7,10 +7,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSession
+from traceidx.adapters.base import Adapter
 from traceidx.adapters.values import int_or_none, str_or_none
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.domain.rules import UsageSample
 from traceidx.domain.timestamps import rfc3339_ms
 
@@ -20,7 +19,6 @@ from traceidx.domain.timestamps import rfc3339_ms
 JOIN_WINDOW: Final = 512
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class TurnState:
     """Adapter-side state of one Loop."""
@@ -37,7 +35,6 @@ class TurnState:
     sealed: bool = False  # a later Loop started: nothing changes this one any more
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class PendingMessage:
     """A message seen on one track that the other track may still claim."""
@@ -49,7 +46,6 @@ class PendingMessage:
     track: str  # "ui" | "model"
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class CodexState(Adapter):
     """What a Codex rollout's adapter keeps between records, and the Loop lifecycle."""
 

@@ -6,13 +6,11 @@ import re
 import shlex
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import DraftItem
 from traceidx.adapters.codex.messages import CodexMessages
 from traceidx.adapters.codex.state import JOIN_WINDOW, TurnState
 from traceidx.adapters.codex.wire import content_text, json_text, parsed
 from traceidx.adapters.values import int_or_none, str_or_none
+from traceidx.domain.drafts import DraftItem
 from traceidx.domain.rules import exit_code_from_header
 
 _PROVIDER_TOOL_NAMES: Final = {
@@ -148,7 +146,6 @@ def _apply_end(item: DraftItem, position: int, payload: dict[str, Any]) -> None:
         item.records.append(position)
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class CodexTools(CodexMessages):
     """Drafts tool calls and outputs, joining end events and spawned subagents to them."""
 

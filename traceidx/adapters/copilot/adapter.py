@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import RecordFacts
 from traceidx.adapters.copilot.state import Queued, Turn
 from traceidx.adapters.copilot.tools import CopilotTools
 from traceidx.adapters.copilot.usage import call_facts, unanswered, usage_of
@@ -18,6 +15,7 @@ from traceidx.adapters.values import (
     reasoning_value,
     str_or_none,
 )
+from traceidx.domain.drafts import RecordFacts
 from traceidx.domain.rules import type_tag
 
 #: ``reasoningBlocks.provider`` whose reasoning text is the model's summary, not its thinking
@@ -35,7 +33,6 @@ def _has_images(attachments: Any) -> bool:
     return False
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class CopilotAdapter(CopilotTools):
     """Projects one Copilot CLI session log (the format: ``docs/runtimes/copilot.md``)."""
 

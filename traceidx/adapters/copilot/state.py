@@ -11,22 +11,13 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import (
-    Adapter,
-    Draft,
-    DraftItem,
-    DraftLoop,
-    DraftSession,
-    unheld_prefix,
-)
+from traceidx.adapters.base import Adapter
 from traceidx.adapters.values import dict_or_empty, nonempty_str
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession, unheld_prefix
 from traceidx.domain.rules import UsageSample
 from traceidx.domain.timestamps import rfc3339_ms
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 class Turn:
     """A Loop not drained yet, with what may still change about it."""
 
@@ -45,7 +36,6 @@ class Turn:
         self.candidate: DraftItem | None = None
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 class Queued:
     """A prompt the user queued while a run was going on: it opens its own Loop when its run
     starts (a record names its interaction), at the position it was written."""
@@ -67,7 +57,6 @@ class Queued:
         self.message = message
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class CopilotState(Adapter):
     """What a session log's adapter keeps between records."""
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from mypy_extensions import mypyc_attr
 
-from traceidx.adapters.base import DraftLoop
 from traceidx.adapters.copilot.state import CopilotState
 from traceidx.adapters.copilot.wire import DELEGATION_TOOLS, EXIT_LINE, SHELL_TOOLS
 from traceidx.adapters.values import (
@@ -17,10 +15,10 @@ from traceidx.adapters.values import (
     nonempty_str,
     str_or_none,
 )
+from traceidx.domain.drafts import DraftLoop
 from traceidx.domain.rules import exit_code_from_header
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class CopilotTools(CopilotState):
     """Drafts tool calls, their results, and the subagent runs a ``task`` call starts."""
 

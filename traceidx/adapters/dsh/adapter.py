@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import DraftItem, RecordFacts
 from traceidx.adapters.dsh.state import LastMessage
 from traceidx.adapters.dsh.tools import DshTools
 from traceidx.adapters.dsh.usage import stream_facts, usage_of
@@ -23,6 +20,7 @@ from traceidx.adapters.dsh.wire import (
     step_key,
 )
 from traceidx.adapters.values import dict_or_empty, dicts_in, nonempty_str, reasoning_value
+from traceidx.domain.drafts import DraftItem, RecordFacts
 from traceidx.domain.rules import type_tag
 
 _SOURCES: Final[dict[str, tuple[str, str | None]]] = {
@@ -46,7 +44,6 @@ _REPORT_SOURCES: Final = frozenset({"subagent-settled", "subagent-report"})
 _COMPACTION_SOURCES: Final = frozenset({"compact", "compact-checkpoint", "compact-basic"})
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class DshAdapter(DshTools):
     """Projects one dsh session log (the format: ``docs/runtimes/dsh.md``)."""
 

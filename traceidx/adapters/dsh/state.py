@@ -6,12 +6,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSession
+from traceidx.adapters.base import Adapter
 from traceidx.adapters.dsh.usage import stream_facts, usage_of
 from traceidx.adapters.dsh.wire import PACKED_ROWS, content_text, error_text, step_key
 from traceidx.adapters.values import dict_or_empty, dicts_in, int_or_none, nonempty_str
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.domain.model import LOOP_BOUND_ROLES
 from traceidx.domain.rules import UsageSample, type_tag
 
@@ -30,7 +29,6 @@ _OUTCOMES: Final[dict[str, str | None]] = {
 
 
 #: message source (kind, or the v3 plugin name) -> (role, category)
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class LastMessage:
     """The latest model response of a turn, as far as the final answer needs it."""
@@ -41,7 +39,6 @@ class LastMessage:
     key: tuple[Any, Any]
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class Turn:
     """An open turn."""
@@ -53,7 +50,6 @@ class Turn:
     route_model: str | None = None
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class Call:
     """A drafted call; its items are dropped once settled (a turn closed since).
@@ -76,7 +72,6 @@ class Call:
     child: str | None = field(default=None)
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class DshState(Adapter):
     """What a dsh log's adapter keeps between records, and the turn lifecycle."""
 

@@ -6,12 +6,11 @@ import re
 from typing import Any, Final
 
 import msgspec
-from mypy_extensions import mypyc_attr
 
-from traceidx.adapters.base import DraftItem
 from traceidx.adapters.dsh.state import Call, DshState
 from traceidx.adapters.dsh.wire import content_text
 from traceidx.adapters.values import declared_command, dict_or_empty, dicts_in, nonempty_str
+from traceidx.domain.drafts import DraftItem
 from traceidx.domain.rules import exit_code_from_header
 
 _EXIT_CODE: Final = re.compile(r"\[exit code: (-?\d+)\]\Z")
@@ -79,7 +78,6 @@ def _result_shape(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]], bool
     return call_id, dicts_in(inner), flag if isinstance(flag, bool) else None
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class DshTools(DshState):
     """Drafts tool calls and outputs, paired on the call id."""
 

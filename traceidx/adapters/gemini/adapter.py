@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import Draft, DraftLoop, RecordFacts
 from traceidx.adapters.gemini.state import (
     MESSAGE,
     PROCESS,
@@ -39,6 +36,7 @@ from traceidx.adapters.gemini.wire import (
     parts_text,
 )
 from traceidx.adapters.values import dicts_in, int_or_none, nonempty_str, str_or_none
+from traceidx.domain.drafts import Draft, DraftLoop, RecordFacts
 from traceidx.domain.rules import type_tag
 from traceidx.domain.timestamps import rfc3339_ms
 from traceidx.errors import AdapterFailure
@@ -46,7 +44,6 @@ from traceidx.errors import AdapterFailure
 _MESSAGE_TYPES: Final = frozenset({"user", "gemini"}) | NOTICE_TYPES
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class GeminiAdapter(GeminiTools):
     """Projects one Gemini CLI chat file (the format: ``docs/runtimes/gemini.md``)."""
 

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import Adapter, DraftItem, DraftLoop, DraftSession
+from traceidx.adapters.base import Adapter
 from traceidx.adapters.gemini.wire import (
     SESSION_CONTEXT,
     STATE_SNAPSHOT,
@@ -24,6 +22,7 @@ from traceidx.adapters.gemini.wire import (
     workspace_directory,
 )
 from traceidx.adapters.values import nonempty_str
+from traceidx.domain.drafts import DraftItem, DraftLoop, DraftSession
 from traceidx.domain.rules import UsageSample
 from traceidx.domain.timestamps import rfc3339_ms
 
@@ -34,7 +33,6 @@ REWIND: Final = "rewind"  # ``$rewindTo``: the conversation was rewound
 ROLLBACK: Final = "rollback"  # a re-sync without the latest prompt: its request was undone
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 class Message:
     """One message id's latest write: `obj` (the message), `last` the last line that wrote it;
     `synced` while only a ``$set.messages`` re-sync has stated it."""
@@ -48,7 +46,6 @@ class Message:
         self.synced = synced
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 class Entry:
     """A point of the timeline: a message (where it was first written) or an event."""
 
@@ -75,7 +72,6 @@ def user_prompt(obj: dict[str, Any]) -> bool:
     return bool(text) and not text.lstrip().startswith(SESSION_CONTEXT)
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class GeminiState(Adapter):
     """What a chat file's adapter keeps between lines: the session, messages and timeline."""
 

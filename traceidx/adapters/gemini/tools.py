@@ -14,12 +14,11 @@ import re
 from typing import Any, Final
 
 import msgspec
-from mypy_extensions import mypyc_attr
 
-from traceidx.adapters.base import DraftItem, DraftLoop
 from traceidx.adapters.gemini.state import GeminiState
 from traceidx.adapters.gemini.wire import DELEGATION_TOOLS, SHELL_TOOLS, parts_of
 from traceidx.adapters.values import declared_command, dict_or_empty, nonempty_str, str_or_none
+from traceidx.domain.drafts import DraftItem, DraftLoop
 from traceidx.domain.rules import exit_code_from_header
 from traceidx.domain.timestamps import rfc3339_ms
 
@@ -94,7 +93,6 @@ def delegation_task(name: str | None, args: Any) -> str | None:
     return values[0] if len(values) == 1 and isinstance(values[0], str) else None
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class GeminiTools(GeminiState):
     """Drafts tool calls, their outputs and the subagent runs they start."""
 

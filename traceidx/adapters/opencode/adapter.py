@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import RecordFacts
 from traceidx.adapters.opencode.state import Message
 from traceidx.adapters.opencode.tools import OpenCodeTools
 from traceidx.adapters.opencode.wire import (
@@ -25,10 +22,10 @@ from traceidx.adapters.values import (
     reasoning_value,
     str_or_none,
 )
+from traceidx.domain.drafts import RecordFacts
 from traceidx.domain.rules import type_tag
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class OpenCodeAdapter(OpenCodeTools):
     """Projects one session of an OpenCode database (the format: ``docs/runtimes/opencode.md``)."""
 

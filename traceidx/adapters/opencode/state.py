@@ -6,17 +6,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-from mypy_extensions import mypyc_attr
 
-from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSession
+from traceidx.adapters.base import Adapter
 from traceidx.adapters.opencode.usage import call_usage
 from traceidx.adapters.opencode.wire import ABORTED, CONTINUING, DEFAULT_TITLES
 from traceidx.adapters.values import dict_or_empty, nonempty_str, str_or_none
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.domain.model import LOOP_BOUND_ROLES
 from traceidx.domain.rules import UsageSample
 
 
-@mypyc_attr(serializable=True)  # pickled in checkpoints
 @dataclass(slots=True)
 class Message:
     """The message whose parts are being read (a message row is followed by its parts)."""
@@ -39,7 +38,6 @@ class Message:
     images: bool = False
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class OpenCodeState(Adapter):
     """What an OpenCode session's adapter keeps between rows, and the turn lifecycle."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from mypy_extensions import mypyc_attr
 
 from traceidx.adapters.opencode.state import Message, OpenCodeState
 from traceidx.adapters.opencode.wire import (
@@ -23,7 +22,6 @@ from traceidx.adapters.values import (
 )
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class OpenCodeTools(OpenCodeState):
     """Drafts tool calls, their outputs, and the subagent work the task tool hands over."""
 

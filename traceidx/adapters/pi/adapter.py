@@ -8,16 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from mypy_extensions import mypyc_attr
 
-from traceidx.adapters.base import (
-    Adapter,
-    Draft,
-    DraftItem,
-    DraftLoop,
-    DraftSession,
-    RecordFacts,
-)
+from traceidx.adapters.base import Adapter
 from traceidx.adapters.pi.wire import (
     CALL_FAILURES,
     CUSTOM_ROLES,
@@ -43,10 +35,10 @@ from traceidx.adapters.pi.wire import (
     session_file_id,
 )
 from traceidx.adapters.values import declared_command, dict_or_empty, str_or_none
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession, RecordFacts
 from traceidx.domain.rules import exit_code_from_header, message_text, type_tag, usage_sample
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class PiAdapter(Adapter):
     """Projects one Pi session file."""
 

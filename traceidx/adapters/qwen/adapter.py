@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import RecordFacts
 from traceidx.adapters.qwen.state import ENDED, MODEL, STOPPED, TOOLS
 from traceidx.adapters.qwen.tools import QwenTools
 from traceidx.adapters.qwen.usage import usage_of
@@ -27,10 +24,10 @@ from traceidx.adapters.qwen.wire import (
     text_of,
 )
 from traceidx.adapters.values import dict_or_empty, int_or_none, nonempty_str, reasoning_value
+from traceidx.domain.drafts import RecordFacts
 from traceidx.domain.rules import type_tag
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class QwenAdapter(QwenTools):
     """Projects one Qwen Code chat file (the format: ``docs/runtimes/qwen.md``)."""
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.adapters.base import Adapter, Draft, DraftItem, DraftLoop, DraftSession
+from traceidx.adapters.base import Adapter
+from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession
 
 IDLE: Final = "idle"  # no run in progress
 MODEL: Final = "model"  # a run awaits its next model response
@@ -22,7 +21,6 @@ STOPPED: Final = "stopped"  # a response without function calls ended generation
 ENDED: Final = "ended"  # interrupted or failed: over unless a response follows
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class QwenState(Adapter):
     """What a chat file's adapter keeps between records."""
 

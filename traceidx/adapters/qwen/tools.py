@@ -6,9 +6,7 @@ import os
 from typing import Any
 
 import msgspec
-from mypy_extensions import mypyc_attr
 
-from traceidx.adapters.base import DraftLoop
 from traceidx.adapters.qwen.state import ENDED, MODEL, TOOLS, QwenState
 from traceidx.adapters.qwen.wire import (
     CANCELLED,
@@ -17,9 +15,9 @@ from traceidx.adapters.qwen.wire import (
     SHELL_TOOLS,
 )
 from traceidx.adapters.values import declared_command, dict_or_empty, int_or_none, str_or_none
+from traceidx.domain.drafts import DraftLoop
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)  # see base.py
 class QwenTools(QwenState):
     """Drafts function calls and the tool results that answer them."""
 
