@@ -12,7 +12,7 @@ BUILT    := $(COMPILED)/.built
 CHECK    := build/check
 # what runs against the compiled install: compiled vs pure on mutated traces, the golden
 # cases of every runtime, the command line (the whole suite runs once, on the pure modules)
-SMOKE    := tests/test_compiled.py tests/test_golden.py tests/test_cli.py
+SMOKE    := tests/test_compiled.py tests/corpus/test_golden.py tests/cli/test_cli.py
 CORPUS   ?= $(abspath ../shared/corpus)
 
 .PHONY: setup compiled demo test lint typecheck chromium unit unit-compiled bench bench-paired bench-runtimes notebooks \
@@ -68,7 +68,7 @@ unit-compiled: $(BUILT)
 test: lint typecheck unit unit-compiled
 
 screenshot: $(STAMP) chromium
-	$(BIN)/python -m tests.screenshot docs/report.png
+	$(BIN)/python -m tests.support.screenshot docs/report.png
 
 notebooks: $(STAMP)
 	$(BIN)/python notebooks/execute.py --save

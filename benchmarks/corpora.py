@@ -2,7 +2,7 @@
 
 * ``scaled(root, megabytes, short_sessions)`` copies the demo's sample (real traces of all four
   runtimes, shipped in ``traceidx/demo/sample``) until the target size is reached; copy *k* has
-  every id rewritten (`copy_ids`) and every time moved back *k* days (`traceidx.demo.shift`),
+  every id rewritten (`traceidx.demo.copy_ids`) and every time moved back *k* days (`traceidx.demo.shift`),
   so sessions, requests and calls are unique across copies while every line keeps its real
   shape and size. With ``short_sessions``, only the sample's smaller half of files is copied:
   many small sources.
@@ -12,22 +12,11 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 import statistics
 from pathlib import Path
 
-from traceidx.demo import SAMPLE, copy_sample, is_trace, sample_files
-
-#: UUIDs (v4 and the time-ordered v7 that Codex, Pi and dsh use): names, headers, references
-_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-#: the runtimes' native ids: messages, requests, tool calls and reasoning items (Claude
-#: ``msg_``/``req_``/``toolu_``; Codex and Pi ``call_``/``fc_``/``rs_``/``resp_``/``ctc_``;
-#: dsh ``call_00_``), and Claude's subagent ids (``agent-a<16 hex>``, ``"agentId":"a…"``)
-_NATIVE = re.compile(
-    rb"\b((?:msg|req|toolu|call|fc|fco|rs|resp|ctc|ctco)_(?:[0-9]{2}_)?|a(?=[0-9a-f]{16}\b))"
-    rb"([A-Za-z0-9]{4})"
-)
+from traceidx.demo import SAMPLE, copy_ids, copy_sample, is_trace, sample_files
 
 
 def trace_files(root: Path) -> list[Path]:
@@ -38,14 +27,6 @@ def trace_files(root: Path) -> list[Path]:
 
 def size_of(files: list[Path]) -> int:
     return sum(p.stat().st_size for p in files)
-
-
-def copy_ids(data: bytes, k: int) -> bytes:
-    """`data` (lines or a path) with every UUID and native id made unique to copy `k` (the
-    first four characters of each become `k` in hex: the same sizes)."""
-    tag = b"%04x" % k
-    data = _UUID.sub(lambda m: tag + m.group(0)[4:], data)
-    return _NATIVE.sub(lambda m: m.group(1) + tag, data)
 
 
 def sample_subset(short_sessions: bool) -> list[Path]:

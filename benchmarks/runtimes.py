@@ -26,8 +26,9 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.corpora import copy_ids, size_of, trace_files
+from benchmarks.corpora import size_of, trace_files
 from benchmarks.run import parallel_baseline, rate, run_build
+from traceidx.demo import copy_ids
 from traceidx.runtimes import RUNTIMES
 
 #: the generated set's folder of each runtime

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.corpora import copy_ids, sample_subset, scaled, size_of
-from tests.conftest import corpus_path
+from benchmarks.corpora import sample_subset, scaled, size_of
+from tests.support.files import ROOT, corpus_path
 from traceidx.analysis.query import connect
-from traceidx.demo import SAMPLE, is_trace, sample_files
+from traceidx.demo import SAMPLE, copy_ids, is_trace, sample_files
 from traceidx.pipeline.job import build
 
-RUNNER = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
+RUNNER = ROOT / "benchmarks" / "run.py"
 
 
 def test_benchmark_runner_smoke(tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_a_runtime_corpus_is_scaled_with_unique_ids(tmp_path: Path) -> None:
     """benchmarks/runtimes.py copies a runtime's traces until the target size, each copy's ids
     rewritten (zstd files too), so the copies are new sessions and no copy of another."""
     from benchmarks.runtimes import scaled_runtime
-    from tests.conftest import fixture_path
+    from tests.support.files import fixture_path
     from traceidx.analysis.query import connect
     from traceidx.pipeline.job import build
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 import traceidx
-from tests.conftest import WITH_CORPUS
-from tests.mutation import recognised_files, write_variants
+from tests.support.files import WITH_CORPUS
+from tests.support.mutation import recognised_files, write_variants
 
 pytestmark = pytest.mark.skipif(
     not traceidx.compiled(), reason="compares the compiled install with its pure modules"

@@ -4,13 +4,13 @@ runtime, and every runtime's trace roots and override variables where a user loo
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.support.files import ROOT
 from traceidx.runtimes import RUNTIMES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 README = ROOT / "README.md"
 
 pytestmark = pytest.mark.skipif(

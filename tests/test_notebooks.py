@@ -8,8 +8,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
-EXECUTE = Path(__file__).resolve().parents[1] / "notebooks" / "execute.py"
+from tests.support.files import ROOT
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+EXECUTE = ROOT / "notebooks" / "execute.py"
 
 
 def _load_executor() -> object:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import traceidx
-from tests.conftest import CORPUS, FIXTURES, fixture_path
+from tests.support.files import CORPUS, FIXTURES, fixture_path
 from traceidx.adapters import adapter, adapters, detect
 from traceidx.runtimes import RUNTIMES, declared, names
 from traceidx.sources.discover import TRACE_SUFFIXES
@@ -142,14 +142,14 @@ NOT_TRACES = frozenset({"usage_record.jsonl"})
 
 
 def database_sessions(root: Path) -> list[Path]:
-    from tests.facts import database_sessions as sessions
+    from tests.support.facts import database_sessions as sessions
 
     return sessions(root)
 
 
 def _claimants(path: Path) -> list[str]:
     """The runtimes whose adapters claim a file (by its leading decoded records)."""
-    from tests.facts import decoded_records
+    from tests.support.facts import decoded_records
 
     head = [o for _, objs in decoded_records(path)[:32] for o in objs]
     claimed = [name for name in names() if adapter(name).claims(head)]

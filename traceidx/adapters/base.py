@@ -105,7 +105,7 @@ class Adapter:
         """Remove and return the leading loops and items that no later record can change.
 
         Called between records, so a long source need not hold every draft until `finish`.
-        The contract, which `tests/test_drain.py` checks on every corpus file:
+        The contract, which `tests/adapters/test_drain.py` checks on every corpus file:
 
         * the loops returned, over all calls, are a prefix of the source's loops in order, and
           the items a prefix of its items in emission order; `finish` returns the rest;

@@ -6,6 +6,7 @@ scripted model; see ``sample/README.md``), each laid out as its runtime lays out
 ``dsh/sessions/…``. `copy_sample` writes them elsewhere with every timestamp moved by the same
 whole number of days, so durations, ordering and day boundaries stay exactly as recorded;
 `write_demo` picks the number of days that brings the newest event to within a day of now.
+`copy_ids` makes every id of a copy unique (benchmarks and tests scale corpora with it).
 
 Times occur in the runtimes' own forms, and each is moved in place (so a line keeps its
 length): dates ``YYYY-MM-DD`` (alone, or starting an RFC 3339 time of any precision and
@@ -129,3 +130,22 @@ def write_demo(dest: Path, now: datetime | None = None) -> dict[str, list[Path]]
     """The demo corpus under `dest`: the sample with its newest event moved to about `now`
     (by default, this moment); returns the trace files written, by runtime."""
     return copy_sample(dest, days_to(now or datetime.now(UTC)))
+
+
+#: UUIDs (v4 and the time-ordered v7 that Codex, Pi and dsh use): names, headers, references
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+#: the runtimes' native ids: messages, requests, tool calls and reasoning items (Claude
+#: ``msg_``/``req_``/``toolu_``; Codex and Pi ``call_``/``fc_``/``rs_``/``resp_``/``ctc_``;
+#: dsh ``call_00_``), and Claude's subagent ids (``agent-a<16 hex>``, ``"agentId":"a…"``)
+_NATIVE = re.compile(
+    rb"\b((?:msg|req|toolu|call|fc|fco|rs|resp|ctc|ctco)_(?:[0-9]{2}_)?|a(?=[0-9a-f]{16}\b))"
+    rb"([A-Za-z0-9]{4})"
+)
+
+
+def copy_ids(data: bytes, k: int) -> bytes:
+    """`data` (lines or a path) with every UUID and native id made unique to copy `k` (the
+    first four characters of each become `k` in hex: the same sizes)."""
+    tag = b"%04x" % k
+    data = _UUID.sub(lambda m: tag + m.group(0)[4:], data)
+    return _NATIVE.sub(lambda m: m.group(1) + tag, data)

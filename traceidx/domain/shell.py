@@ -18,7 +18,7 @@ reproduce its 34 recorded expectations exactly. Decisions:
   them have its `parent_position`, and redirects written after them are theirs
   (``{ a; b; } > out``). A function's ``{ … }`` body is not a statement of its own (the
   definition is). This deliberately differs from the reference, which reports the inner
-  statements without a parent (reviewed in ``tests/data/shell/reviewed_deviations.json``).
+  statements without a parent (reviewed in ``tests/fixtures/data/shell/reviewed_deviations.json``).
 * Command substitution (``$(…)``, backticks) and process substitution (``<(…)``, ``>(…)``):
   the inner commands are statements of the same fragment whose `parent_position` is the
   statement containing the substitution (e.g. the ``echo`` of ``echo $(ls)``). No nested

@@ -8,7 +8,7 @@ produced (the *tail*: drafts that were not settled yet). When the file has only 
 next build resumes from the checkpoint (its first 64 KiB, and the 64 KiB before the
 checkpoint, must be the bytes they were): it reads the new lines only, the tail's rows are
 replaced by what the resumed adapter now says about them, and every settled row stays as
-published. The result equals re-reading the whole file (tests/test_checkpoint.py).
+published. The result equals re-reading the whole file (tests/projection/test_checkpoint.py).
 
 A checkpoint is only trusted by the same code that wrote it (`code_version`) and only when
 it carries this user's signature: it is a pickle, so a dataset copied from elsewhere must not

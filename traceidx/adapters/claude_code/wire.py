@@ -8,7 +8,7 @@ from traceidx.adapters.base import members
 from traceidx.adapters.values import refined
 from traceidx.domain.rules import message_text, type_tag
 
-#: the members of a record the adapter reads (`obj` in this module; `tests/test_decoding.py`
+#: the members of a record the adapter reads (`obj` here; `tests/adapters/test_decoding.py`
 #: checks that every key looked up on it is here), and of its ``toolUseResult`` (`facts`) only
 #: the facts taken from it, not the file contents, output and patches the runtime repeats there
 _READS: Final = (  # in the order the runtime writes them (each lookup starts after the last match)

@@ -14,7 +14,7 @@ from typing import Any, Final
 from traceidx.adapters.base import members
 
 #: the members of ``data`` the adapter reads (the record's payload is named `data` in this
-#: package; `tests/test_decoding.py` checks that every key looked up on it is here)
+#: package; `tests/adapters/test_decoding.py` checks that every key looked up on it is here)
 _DATA: Final = (
     # session.start / session.resume
     "sessionId", "producer", "copilotVersion", "startTime", "context",

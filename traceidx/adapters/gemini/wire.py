@@ -14,7 +14,7 @@ from typing import Any, Final
 from traceidx.adapters.base import members
 from traceidx.adapters.values import refined
 
-#: the members of a line the adapter reads (`obj` in this package; `tests/test_decoding.py`
+#: the members of a line the adapter reads (`obj` in this package; `tests/adapters/test_decoding.py`
 #: checks that every key looked up on it is here); a metadata line's ``messages`` is the whole
 #: conversation of a record written on one line (the CLI's loader reads that form too)
 _READS: Final = (

@@ -8,7 +8,7 @@ from traceidx.adapters.base import members
 from traceidx.adapters.values import dict_or_empty, dicts_in, refined
 from traceidx.domain.rules import type_tag
 
-#: the members of a record the adapter reads (`obj` in this package; `tests/test_decoding.py`
+#: the members of a record the adapter reads (`obj` here; `tests/adapters/test_decoding.py`
 #: checks that every key looked up on it is here); of ``toolCallResult`` (`result`) and its
 #: ``resultDisplay`` (`display`) only the status and the shell facts, not the output the runtime
 #: repeats there; of ``systemPayload`` (`payload`) the members of the subtypes read, not the

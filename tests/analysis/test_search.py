@@ -1,0 +1,135 @@
+"""traceidx search, as a user runs it: a phrase planted in a trace of every runtime is found,
+in its runtime's session, with a record id `inspect` accepts; bad searches are refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+
+from tests.support.files import FIXTURES, traceidx_cli
+
+FOLDERS = ("claude", "codex", "copilot", "dsh", "gemini", "opencode", "pi", "qwen")
+
+
+def _phrase(runtime: str) -> str:
+    return f"quokka marmalade {runtime} zeppelin"
+
+
+def _plant(folder: Path, runtime: str) -> str:
+    """Replace the final answer of one session in the copied folder by the runtime's phrase;
+    the session's native id."""
+    truth = json.loads((folder / "expect.json").read_text("utf-8"))
+    for session in truth["sessions"]:
+        for loop in session["loops"]:
+            answer = loop["final_answer"]
+            if not answer or len(answer) < 12:
+                continue
+            encoded = json.dumps(answer, ensure_ascii=False)[1:-1]
+            if runtime == "opencode":
+                database = next(folder.rglob("opencode.db"))
+                with sqlite3.connect(database) as con:
+                    changed = con.execute(
+                        "UPDATE part SET data = replace(data, ?, ?) WHERE instr(data, ?) > 0",
+                        (encoded, _phrase(runtime), encoded),
+                    ).rowcount
+                if changed:
+                    return str(session["native_session_id"])
+                continue
+            path = _trace(folder, session["file"])
+            if path is None:
+                continue
+            zstd = path.name.endswith(".zstd")
+            data = path.read_bytes()
+            if zstd:
+                with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True) as r:
+                    data = r.read()
+            text = data.decode("utf-8")
+            if encoded not in text:
+                continue
+            planted = text.replace(encoded, _phrase(runtime)).encode("utf-8")
+            path.write_bytes(zstandard.ZstdCompressor().compress(planted) if zstd else planted)
+            return str(session["native_session_id"])
+    raise AssertionError(f"{runtime}: no final answer to plant the phrase in")
+
+
+def _trace(folder: Path, name: str) -> Path | None:
+    for candidate in (folder / name, folder / Path(name).name):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("search")
+    sessions = {}
+    for folder in FOLDERS:
+        copy = root / "traces" / folder
+        shutil.copytree(FIXTURES / "generated" / folder, copy)
+        truth = json.loads((copy / "expect.json").read_text("utf-8"))
+        sessions[truth["runtime"]] = _plant(copy, truth["runtime"])
+    dataset = root / "dataset"
+    done = traceidx_cli("build", "--dataset", str(dataset), str(root / "traces"))
+    assert done.returncode == 0, done.stderr
+    return dataset, sessions
+
+
+def _search(dataset: Path, *args: str) -> list[dict[str, Any]]:
+    done = traceidx_cli("search", "--dataset", str(dataset), "--format", "json", *args)
+    assert done.returncode == 0, done.stderr
+    rows: list[dict[str, Any]] = json.loads(done.stdout)
+    return rows
+
+
+@pytest.mark.parametrize(
+    "runtime", ["claude_code", "codex", "copilot", "dsh", "gemini", "opencode", "pi", "qwen"]
+)
+def test_a_planted_phrase_is_found_in_its_session(
+    planted: tuple[Path, dict[str, str]], runtime: str
+) -> None:
+    dataset, sessions = planted
+    rows = _search(dataset, *_phrase(runtime).upper().split())  # words, any case
+    assert rows and {r["runtime"] for r in rows} == {runtime}
+    assert {r["session"] for r in rows} == {sessions[runtime]}
+    assert all("quokka marmalade" in r["snippet"] for r in rows)
+    inspected = traceidx_cli("inspect", "--dataset", str(dataset), str(rows[0]["record_id"]))
+    assert inspected.returncode == 0, inspected.stderr
+    regex = _search(dataset, "--regex", f"quokka\\s+marmalade {runtime}\\b", "--runtime", runtime)
+    assert [r["record_id"] for r in regex] == [r["record_id"] for r in rows]
+
+
+def test_filters_and_the_table(planted: tuple[Path, dict[str, str]]) -> None:
+    dataset, _ = planted
+    every = _search(dataset, "quokka", "marmalade", "--limit", "100")
+    assert {r["runtime"] for r in every} == {
+        "claude_code", "codex", "copilot", "dsh", "gemini", "opencode", "pi", "qwen"
+    }  # fmt: skip
+    times = [r["occurred_at"] for r in every if r["occurred_at"]]
+    assert times == sorted(times, reverse=True)  # newest first
+    assert _search(dataset, "quokka", "--runtime", "pi", "--role", "human") == []
+    assert len(_search(dataset, "quokka", "--limit", "2")) == 2
+    assert _search(dataset, "quokka", "--until", "2000-01-01") == []
+    table = traceidx_cli("search", "--dataset", str(dataset), "quokka", "marmalade", "pi")
+    assert table.returncode == 0 and "quokka marmalade pi zeppelin" in table.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--regex", "a(b"), "--regex"),
+        (("  ",), "give the words"),
+        (("x", "--since", "May"), "--since"),
+    ],
+)
+def test_a_bad_search_is_refused_in_one_line(
+    planted: tuple[Path, dict[str, str]], args: tuple[str, ...], says: str
+) -> None:
+    dataset, _ = planted
+    done = traceidx_cli("search", "--dataset", str(dataset), *args)
+    assert done.returncode == 2 and says in done.stderr and len(done.stderr.splitlines()) == 1

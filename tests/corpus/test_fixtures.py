@@ -1,0 +1,60 @@
+"""The committed fixtures against what they stand for.
+
+Each runtime's committed ground truth (``tests/fixtures/generated/<runtime>/manifest.json``)
+names exactly the committed traces; with the shared corpus present, those traces are
+byte-identical copies of its generated ones and that ground truth is the corpus's, filtered to
+them (`tests/fixtures/README.md`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.support.facts import committed_traces
+from tests.support.files import CORPUS, FIXTURES, WITH_CORPUS, fixture_path
+
+RUNTIMES = ("claude", "codex", "dsh", "pi", "qwen", "gemini")
+
+
+def _manifest(root: Any, runtime: str) -> dict[str, Any]:
+    return json.loads((root / "generated" / runtime / "manifest.json").read_text("utf-8"))
+
+
+def _file(runtime: str, session: dict[str, Any]) -> str:
+    """A manifest session's trace, relative to the runtime's folder."""
+    return str(session["file"]).removeprefix(f"{runtime}/")
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_the_committed_ground_truth_names_exactly_the_committed_traces(runtime: str) -> None:
+    manifest = json.loads(fixture_path("generated", runtime, "manifest.json").read_text("utf-8"))
+    folder = FIXTURES / "generated" / runtime
+    traces = {str(p.relative_to(folder)) for p in committed_traces(runtime)}
+    named = [_file(runtime, s) for s in manifest["sessions"]]
+    assert len(named) == len(set(named)) >= 8
+    assert set(named) == traces
+    if "instances" in manifest:
+        assert {i["name"] for i in manifest["instances"]} == {
+            s["instance"] for s in manifest["sessions"]
+        }
+    if WITH_CORPUS:
+        corpus = _manifest(CORPUS, runtime)
+        by_file = {_file(runtime, s): s for s in corpus["sessions"]}
+        assert manifest["sessions"] == [by_file[f] for f in named]
+        assert [s for s in corpus["sessions"] if _file(runtime, s) in traces] == manifest[
+            "sessions"
+        ]
+        if "instances" in corpus:
+            names = {s["instance"] for s in manifest["sessions"]}
+            assert manifest["instances"] == [i for i in corpus["instances"] if i["name"] in names]
+        rest = {k for k in corpus if k not in ("sessions", "instances")}
+        assert {k: manifest[k] for k in rest} == {k: corpus[k] for k in rest}
+        for name in traces:
+            copy = folder / name
+            assert copy.read_bytes() == (CORPUS / "generated" / runtime / name).read_bytes(), name
+        for log in (p for p in folder.glob("*/_gen/**/*") if p.is_file()):
+            original = CORPUS / "generated" / runtime / log.relative_to(folder)
+            assert log.read_bytes() == original.read_bytes(), log

@@ -1,0 +1,48 @@
+"""A source's ingestion state is freed by reference counting, not left to the cycle collector.
+
+A worker makes millions of objects per batch. When a source's state holds a reference cycle
+(a projector whose callback refers back to its run, say), everything that state reaches
+waits for the garbage collector, whose passes then cost several per cent of a build (they
+did: 106,291 objects of cyclic garbage per 300 sources, 1.3 s of collector time per cold
+build of the generated 1 GB corpus, 0.2 s without).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.support.facts import database_sessions
+from tests.support.files import fixture_path
+from traceidx.pipeline.worker import Task, process_batch
+from traceidx.projection.ingest import Settings
+
+
+def _work(runtime: str, limit: int) -> list[tuple[str, str, str | None, str | None]]:
+    folder = fixture_path("generated", runtime)
+    files = sorted(folder.rglob("*.jsonl*")) + database_sessions(folder)
+    return [(str(path), "new", None, None) for path in files[:limit]]
+
+
+@pytest.mark.parametrize("runtime", ["claude", "codex", "dsh", "opencode", "pi", "qwen"])
+def test_ingesting_leaves_no_cyclic_garbage(tmp_path: Path, runtime: str) -> None:
+    task = Task(Settings(), {}, tmp_path, {})
+    process_batch(_work(runtime, 3), task)  # imports and caches made once, before measuring
+    enabled, flags = gc.isenabled(), gc.get_debug()
+    gc.collect()
+    gc.disable()
+    try:
+        batch = process_batch(_work(runtime, 12), task)
+        del batch
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        kinds = Counter(type(obj).__qualname__ for obj in gc.garbage)
+    finally:
+        gc.set_debug(flags)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()
+    assert not kinds, kinds.most_common(10)

@@ -1,0 +1,77 @@
+"""Column-wise items: the table built from columns holds what encoding their Item objects does,
+each run's rows grouped by value shape, and every value is held to its role's value Struct."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from tests.support.files import CORPUS, ROOT
+from traceidx.domain.schema import SHAPE_BY_ROLE, SHAPES, to_table
+from traceidx.projection.ingest import Settings, ingest
+from traceidx.projection.items import ItemColumns, items_table, value_row
+from traceidx.runtimes import RUNTIMES, names
+
+ROOT = ROOT
+SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+
+
+def _files() -> list[Path]:
+    roots = [CORPUS / "public", CORPUS / "generated", ROOT / "tests" / "golden"]
+    return [p for root in roots for p in sorted(root.rglob("*")) if p.name.endswith(SUFFIXES)]
+
+
+def test_items_table_equals_encoding_the_item_objects() -> None:
+    files = _files()
+    if not any(CORPUS.glob("public/*")):
+        pytest.skip("the shared corpus is absent")
+    runtimes, items = set(), 0
+    for path in files:
+        result = ingest(str(path), Settings())
+        if result.projection is None:
+            continue
+        runs = result.projection.item_runs
+        objects = result.projection.items  # converted from the columns, so validated
+        table = items_table(runs)
+        assert table.sort_by("item_id").equals(to_table("items", objects).sort_by("item_id"))
+        _assert_grouped_by_shape(table, runs)
+        runtimes.add(result.runtime)
+        items += len(objects)
+    # every runtime of files (a database's sessions are not files this test ingests)
+    assert runtimes == {n for n in names() if RUNTIMES[n].database is None} and items > 10_000
+
+
+def _assert_grouped_by_shape(table: pa.Table, runs: list[ItemColumns]) -> None:
+    """The rows are the runs' rows, run after run; within a run, grouped by the shape of
+    their value (in the schema's order of shapes), in emission order within a shape."""
+    expected: list[int] = []
+    for run in runs:
+        ranks = [SHAPES.index(SHAPE_BY_ROLE[role]) for role in run.roles]
+        order = sorted(range(len(run)), key=ranks.__getitem__)
+        expected += [run.item_ids[at] for at in order]
+    assert table["item_id"].to_pylist() == expected
+
+
+def test_a_value_gets_its_defaults_and_keeps_its_members() -> None:
+    assert value_row("human.request", {}) == {"has_images": False}
+    assert value_row("human.request", {"has_images": True}) == {"has_images": True}
+    fragments = [{"text": {"value": "ls", "full_bytes": 2, "estimated_tokens": 1}}]
+    assert value_row("agent.tool_call.shell", {"shell_fragments": fragments}) == {
+        "shell_fragments": fragments
+    }
+
+
+@pytest.mark.parametrize(
+    ("role", "value", "message"),
+    [
+        ("tool.output", {"summary": "x"}, "unknown members ['summary']"),
+        ("agent.reasoning", {}, "missing members ['representation']"),
+        ("agent.tool_call", {"shell_fragments": []}, "unknown members ['shell_fragments']"),
+        ("no.such.role", {}, "unknown role 'no.such.role'"),
+    ],
+)
+def test_a_value_outside_its_role_is_refused(role: str, value: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        value_row(role, value)
