@@ -33,6 +33,7 @@ _WIDE = "show every column whole (tables fit 100 columns, or the terminal, by de
 
 
 def parser() -> argparse.ArgumentParser:
+    """The `traceidx` parser: every command and its options."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--dataset",

@@ -1,7 +1,8 @@
 """The commands: each takes the parsed arguments and returns its exit status, or a `Reply`
 whose result `traceidx.cli.main` prints in the format the user asked for
-(`traceidx.cli.output.emit`). They print nothing of their own in any format but the one result,
-beyond errors and progress on stderr (and `demo`, which shows fixed tables).
+(`traceidx.cli.output.emit`); no command looks at ``--format``. Beside errors and progress on
+stderr, only output that has no format is written by a command itself (`report html`'s and
+`summarize`'s "wrote" line, `watch`'s publishes, `demo`'s walk-through).
 
 ``build`` builds and keeps the dataset (build, prune, status, demo), ``query`` reads it (report,
 prices, sql, search, schema, inspect), ``live`` runs beside the agents (watch, mcp, summarize,
