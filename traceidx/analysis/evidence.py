@@ -64,3 +64,10 @@ def inspect_record(con: duckdb.DuckDBPyConnection, record_id: int) -> dict[str, 
         "content": raw.decode("utf-8", "replace") if verdict == "verified" else None,
     }
     return info
+
+
+def holds(info: dict[str, Any]) -> bool:
+    """Whether a record's evidence stands (`inspect_record`'s verdict): its bytes read again
+    are those published, or its source is gone (its facts stay until `traceidx prune`)."""
+    verdict = str(info["verification"])
+    return verdict == "verified" or verdict.startswith("source missing")

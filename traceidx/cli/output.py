@@ -1,5 +1,9 @@
 """Rows as people and programs read them: fitted tables, markdown, CSV or JSON on stdout.
 
+The one place the output format is applied: a command hands its result (`Rows`, a result set,
+or a `Document`, one structured value) to `emit` with the format the user asked for, and
+`emit` alone decides what that format shows.
+
 JSON and CSV carry the raw values. The human formats (table, markdown) show integers with
 thousands separators, costs (columns ending ``_usd``) to the cent, other fractions to three
 decimals, and fit a width (``COLUMNS`` when set, else the terminal's, else 100 columns):
@@ -18,7 +22,7 @@ import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
@@ -28,6 +32,8 @@ from traceidx.analysis.rows import UNKNOWN, jsonable
 
 #: the width the human formats fit when stdout is not a terminal
 DEFAULT_WIDTH: Final = 100
+#: the human formats: a table is fitted in these (where ``--wide`` applies)
+FITTED: Final = ("table", "markdown")
 #: the widest a text column is shown before fitting starts
 _TEXT_CAP: Final = 60
 #: the narrowest a clipped text column gets in the first and in the last fitting round
@@ -321,3 +327,70 @@ def print_rows(
         out.write((textwrap.fill(f"({footer})", limit) if limit else f"({footer})") + "\n")
     elif hidden:
         out.write(f"\n_({footer})_\n")
+
+
+#: a text that fits a width (None: ``--wide``, every line whole)
+Text = Callable[[int | None], str]
+
+
+@dataclass(slots=True)
+class Rows:
+    """A result set: its columns and rows, and what the human formats (table, markdown) add
+    or show instead. JSON and CSV carry the columns and rows only."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    #: a totals row, shown by the human formats below the rows
+    total: tuple[Any, ...] | None = None
+    #: the columns a fitted table hides first
+    detail: Sequence[str] = ()
+    #: a paragraph the human formats print first, filled to the width of a fitted table
+    title: str | None = None
+    #: lines the human formats print (as they are) before the rows
+    heading: Sequence[str] = ()
+    #: what the human formats show instead: other rows (fewer columns, made for reading), or a
+    #: text
+    human: Rows | Text | None = None
+
+
+@dataclass(slots=True)
+class Document:
+    """One structured result: JSON for ``--format json`` (indented by `indent`), its `text`
+    for every other format."""
+
+    data: dict[str, Any]
+    text: str
+    indent: int | None = None
+
+
+Result = Rows | Document
+
+
+def emit(result: Result, fmt: str, *, wide: bool = False) -> None:
+    """Print a command's result on stdout in the format the user asked for."""
+    out = sys.stdout
+    if isinstance(result, Document):
+        if fmt == "json":
+            json.dump(result.data, out, ensure_ascii=False, indent=result.indent)
+            out.write("\n")
+        else:
+            out.write(result.text)
+        return
+    shown = result
+    if fmt in FITTED:
+        room = None if wide else terminal_width()
+        if result.human is not None and not isinstance(result.human, Rows):
+            out.write(result.human(room))
+            return
+        if result.title is not None:
+            fill = room if fmt == "table" else None
+            out.write((textwrap.fill(result.title, fill) if fill else result.title) + "\n")
+        for line in result.heading:
+            out.write(line + "\n")
+        shown = result.human or result
+    print_rows(shown.columns, shown.rows, fmt, shown.total, wide=wide, detail=shown.detail)
+
+
+def err(message: str) -> None:
+    """One line on stderr: where, what, and the next step."""
+    sys.stderr.write(f"traceidx: {message}\n")

@@ -29,10 +29,10 @@ def _help(parser: argparse.ArgumentParser) -> str:
 def markdown() -> str:
     """The whole reference page."""
     from traceidx.analysis.query import describe_views, view_summary
-    from traceidx.cli.main import _parser
+    from traceidx.cli.parser import parser as build_parser
     from traceidx.domain.model import COLUMN_DOCS, DERIVED_COLUMNS
 
-    parser = _parser()
+    parser = build_parser()
     lines = [
         "# Reference",
         "",

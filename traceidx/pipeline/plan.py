@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -129,6 +130,33 @@ class BuildReport:
 
     def skip_reasons(self) -> Counter[str]:
         return Counter(r.reason or "" for r in self.results if r.state == "skipped")
+
+    def warnings(self) -> list[str]:
+        """The warnings of the sources this run read, in order."""
+        return [w for r in self.results for w in r.warnings]
+
+    def summary(self, dataset: Path | str) -> dict[str, Any]:
+        """What the build did and what `dataset` (as the user named it) holds afterwards, as
+        plain values: what `traceidx build --format json` prints."""
+        return {
+            "dataset": str(dataset),
+            "generation": self.generation,
+            "published": self.changed,
+            **self.totals(),
+            "actions": dict(sorted(self.actions.items())),
+            "skipped_reasons": dict(self.skip_reasons()),
+            "failed_sources": {r.locator: r.reason for r in self.results if r.state == "failed"},
+            "ignored": {i.locator: i.what for i in self.ignored},
+            "damaged_parts": self.damaged,
+            "lost_sources": self.lost,
+            "tightened_paths": self.tightened,
+            "warnings": self.warnings(),
+            "unknown_record_types": dict(
+                sum((Counter(r.unknown_types) for r in self.results), Counter())
+            ),
+            "new_copies": dict(sorted(self.copies.items())),
+            "redacted_by_type": dict(sorted(self.redacted().items())),
+        }
 
 
 def _seen_at(entry: SourceEntry, locator: str, databases: dict[str, str]) -> SourceEntry:

@@ -18,6 +18,7 @@ carry no size or checksum until they are rewritten.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import msgspec
@@ -127,6 +128,19 @@ class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
         """Its facts count: indexed, and not a copy of another source's."""
         return self.state == "indexed" and self.duplicate_of is None
 
+    @property
+    def status(self) -> str:
+        """Its state as `traceidx status` counts it: an indexed source whose file is gone is
+        missing, one the last build could not read failed (its previous facts kept), one whose
+        records another source holds a copy (counted once); else its `state`."""
+        if self.state == "indexed" and self.missing:
+            return "missing"
+        if self.state == "indexed" and self.failed:
+            return "failed (previous facts kept)"
+        if self.state == "indexed" and self.duplicate_of:
+            return "copy (counted once)"
+        return self.state
+
 
 class Published(msgspec.Struct, kw_only=True):
     """One generation of a dataset as the readers of its tables need it: its parts (a
@@ -165,6 +179,11 @@ class Manifest(Published, kw_only=True):
     """One generation of a dataset."""
 
     sources: dict[str, SourceEntry] = {}
+
+    def source_states(self) -> Counter[tuple[str, str]]:
+        """How many sources of each runtime (``-`` when unknown) are in each
+        `SourceEntry.status`."""
+        return Counter((entry.runtime or "-", entry.status) for entry in self.sources.values())
 
 
 def decode_published(data: bytes) -> Published:

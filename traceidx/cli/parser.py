@@ -1,0 +1,269 @@
+"""The command line's parser: its commands, their options and the validators of option values.
+
+It only parses: `traceidx.cli.main` runs the command the parsed arguments name.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from traceidx import __version__, compiled, runtimes
+from traceidx.analysis.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REPORTS
+from traceidx.cli.output import FITTED
+from traceidx.errors import UsageError
+from traceidx.storage import is_uri
+
+
+class _RegisteredRuntimes:
+    """The registered runtimes as argparse choices, listed only when a command names a runtime
+    (listing them loads every adapter)."""
+
+    def __contains__(self, name: object) -> bool:
+        return name in runtimes.names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(runtimes.names())
+
+
+RUNTIMES: Any = _RegisteredRuntimes()
+_WIDE = "show every column whole (tables fit 100 columns, or the terminal, by default)"
+
+
+def parser() -> argparse.ArgumentParser:
+    """The `traceidx` parser: every command and its options."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--dataset",
+        type=location,
+        default=None,
+        help="dataset directory or URI, e.g. s3://bucket/prefix "
+        "(default: $TRACEIDX_DATASET or $XDG_DATA_HOME/traceidx)",
+    )
+    fmt = argparse.ArgumentParser(add_help=False)
+    fmt.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    fmt.add_argument("--wide", action="store_true", help=_WIDE)
+
+    top = argparse.ArgumentParser(
+        prog="traceidx", description="Coding-agent traces as a queryable Parquet dataset."
+    )
+    build_kind = "compiled with mypyc" if compiled() else "pure Python"
+    top.add_argument(
+        "--version", action="version", version=f"traceidx {__version__} ({build_kind})"
+    )
+    sub = top.add_subparsers(dest="command", required=True)
+
+    summary = argparse.ArgumentParser(add_help=False)  # a build prints a summary, not rows
+    summary.add_argument("--format", choices=("table", "json"), default="table")
+    p = sub.add_parser(
+        "build", parents=[common, summary], help="index trace files into the dataset"
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="trace files or directories, local or URIs like s3://bucket/prefix "
+        "(default: runtime roots)",
+    )
+    p.add_argument(
+        "--runtime", action="append", choices=RUNTIMES, metavar="RUNTIME", help="only this runtime"
+    )
+    p.add_argument("--jobs", type=positive, default=None, help="worker processes (default: cores)")
+    p.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="where sources are read: this machine's process pool, or Ray tasks",
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        help="the Ray cluster to run on (default: $RAY_ADDRESS, else a Ray started here)",
+    )
+    p.add_argument("--text-limit", type=positive, default=64 * 1024, help="published text bound")
+    p.add_argument(
+        "--origin",
+        default=None,
+        help="the machine or person the named traces came from, recorded on the sources this "
+        "build indexes first (default: this machine's hostname)",
+    )
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace secrets (keys, tokens, private keys, passwords in URLs) in published "
+        "text with a marker (needs traceidx[redact]; switching re-projects every source)",
+    )
+    p.add_argument("--rebuild", action="store_true", help="re-project every source from scratch")
+
+    p = sub.add_parser("report", parents=[common], help="run a report (usage, models, …)")
+    p.add_argument(
+        "name", choices=(*REPORTS, "html"), help="the report (html: charts and tables, one file)"
+    )
+    report_options(p)
+    p.add_argument(
+        "--group-by",
+        default=None,
+        help=f"usage: comma-separated dimensions among {','.join(DIMENSIONS)} "
+        f"(default: {','.join(DEFAULT_GROUP_BY)})",
+    )
+    p.add_argument("--output", type=Path, help="html: the file to write")
+
+    p = sub.add_parser(
+        "prices",
+        parents=[common],
+        help="each model with the price entry it matched, and the unpriced ones",
+    )
+    report_options(p)
+    p.set_defaults(name="prices", group_by=None)
+
+    p = sub.add_parser(
+        "prune", parents=[common, fmt], help="remove the facts of sources whose files are gone"
+    )
+    p.add_argument("--dry-run", action="store_true", help="list what would be removed")
+
+    p = sub.add_parser("status", parents=[common, fmt], help="dataset generation and sources")
+
+    p = sub.add_parser("sql", parents=[common, fmt], help="run a SQL query over the views")
+    p.add_argument("query", help="SQL text, or - to read it from stdin")
+    p.add_argument(
+        "--prices",
+        type=Path,
+        help="a prices JSON file whose entries override genai-prices in model_calls.cost_usd",
+    )
+
+    p = sub.add_parser(
+        "search",
+        parents=[common, fmt],
+        help="items whose published text matches, newest first, with the ids to inspect",
+    )
+    p.add_argument("text", nargs="+", help="words that must all appear (any case), or a pattern")
+    p.add_argument("--regex", action="store_true", help="match TEXT as a regular expression")
+    p.add_argument(
+        "--runtime", action="append", choices=RUNTIMES, metavar="RUNTIME", help="only this runtime"
+    )
+    p.add_argument(
+        "--role",
+        action="append",
+        help="only items of this role (e.g. human.request) or family (human, agent, tool, …)",
+    )
+    p.add_argument("--since", help="first UTC date included (YYYY-MM-DD)")
+    p.add_argument("--until", help="last UTC date included (YYYY-MM-DD)")
+    p.add_argument("--limit", type=positive, default=20, help="at most this many items")
+
+    p = sub.add_parser(
+        "watch",
+        parents=[common],
+        help="keep the dataset in step with the trace roots as agents write (one line per publish)",
+    )
+    p.add_argument("paths", nargs="*", help="folders or files to watch (default: runtime roots)")
+    p.add_argument("--jobs", type=positive, default=None, help="worker processes per build")
+    p.add_argument(
+        "--debounce-ms",
+        type=positive,
+        default=1000,
+        help="wait this long after a change for more before building (default 1000)",
+    )
+
+    p = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve the dataset to coding agents over MCP (stdio; read-only: sql, report, "
+        "schema, inspect, search)",
+    )
+
+    p = sub.add_parser(
+        "statusline",
+        parents=[common],
+        help="one line for an agent's status bar: this session's cost, today, this week",
+    )
+
+    p = sub.add_parser(
+        "summarize",
+        parents=[common],
+        help="write the summary statusline reads (statusline starts it when the dataset changed)",
+    )
+
+    p = sub.add_parser("schema", parents=[common, fmt], help="tables, columns and meanings")
+
+    p = sub.add_parser("inspect", parents=[common, fmt], help="re-read and verify one record")
+    p.add_argument("record_id", type=record_id, help="a record's id, as any command prints it")
+
+    p = sub.add_parser(
+        "demo",
+        parents=[common],
+        help="build the bundled sample traces, re-dated to now, and report",
+    )
+    p.add_argument("--corpus", help="where to write the demo traces (default: a temp dir)")
+    return top
+
+
+def report_options(p: argparse.ArgumentParser) -> None:
+    """The options of `report` and `prices`."""
+    p.add_argument("--since", help="first local date included (YYYY-MM-DD)")
+    p.add_argument("--until", help="last local date included (YYYY-MM-DD)")
+    p.add_argument("--timezone", help="IANA zone for dates and periods (default: this machine's)")
+    p.add_argument(
+        "--runtime", action="append", choices=RUNTIMES, metavar="RUNTIME", help="only this runtime"
+    )
+    p.add_argument("--model", action="append", help="only this model id (repeatable)")
+    p.add_argument("--period", choices=PERIODS, help="usage: day (default), week or month")
+    p.add_argument(
+        "--limit",
+        type=positive,
+        default=None,
+        help="at most this many rows (slowest: 20 by default)",
+    )
+    p.add_argument(
+        "--prices", type=Path, help="a prices JSON file whose entries override genai-prices"
+    )
+    p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
+    p.add_argument("--wide", action="store_true", help=_WIDE)
+
+
+def positive(text: str) -> int:
+    """A count given on the command line: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
+def record_id(text: str) -> int:
+    """An id as typed or pasted (thousands separators, as older tables printed them, allowed)."""
+    try:
+        return int(text.replace(",", "").replace("_", "").strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a record id: {text!r}") from None
+
+
+def location(text: str) -> Path | str:
+    """A local path, or a URI of a filesystem pyarrow.fs supports (traceidx.storage)."""
+    return text if is_uri(text) else Path(text).expanduser()
+
+
+def refuse_wide(args: argparse.Namespace) -> None:
+    """``--wide`` fits no table in a format that fits none."""
+    if getattr(args, "wide", False) and getattr(args, "format", "table") not in FITTED:
+        raise UsageError(
+            f"--wide is for --format {' or '.join(FITTED)}; {args.format} has every column"
+        )
+
+
+def refuse_options_that_do_not_apply(args: argparse.Namespace) -> None:
+    """A report option given to a report that does not apply it is a usage error, not a
+    silent no-op."""
+    from traceidx.analysis.reports import report_options
+
+    applies = report_options(args.name)
+    for option in ("limit", "period", "group_by"):
+        if getattr(args, option, None) is not None and option not in applies:
+            flag = "--" + option.replace("_", "-")
+            users = [n for n in REPORTS if option in report_options(n)]
+            raise UsageError(
+                f"{flag} does not apply to the {args.name} report; it applies to: "
+                f"{', '.join(users)}"
+            )
