@@ -22,7 +22,8 @@ from traceidx.analysis.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REP
 from traceidx.cli.output import cell, print_rows, terminal_width, totals_row
 from traceidx.cli.process import configure
 from traceidx.errors import DamagedPart, DatasetLocked, ReportError, TraceidxError, UsageError
-from traceidx.storage import default_dataset, is_uri
+from traceidx.storage import default_dataset, location
+from traceidx.store.base import Store
 from traceidx.store.manifest import Manifest
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
@@ -193,13 +194,11 @@ def _print_build_summary(s: dict[str, Any]) -> None:
 
 def _location(text: str) -> Path | str:
     """A local path, or a URI of a filesystem pyarrow.fs supports (traceidx.storage)."""
-    return text if is_uri(text) else Path(text).expanduser()
+    return location(text)
 
 
-def _manifest(dataset: Path | str) -> Manifest:
-    from traceidx.store.remote import read_current
-
-    manifest = read_current(dataset)
+def _manifest(store: Store, dataset: Path | str) -> Manifest:
+    manifest = store.read()
     if manifest is None:
         raise UsageError(f"{dataset}: no dataset here yet; run `traceidx build` first")
     return manifest
@@ -296,15 +295,12 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from traceidx.store.dataset import check_parts, exposed
+    from traceidx.store.open import reader
 
-    manifest = _manifest(args.dataset)
-    if is_uri(args.dataset):  # sizes from one listing; access is the bucket policy's
-        from traceidx.store.remote import RemoteDataset
-
-        damage, wide = RemoteDataset(args.dataset.rstrip("/")).check_parts(manifest), []
-    else:
-        damage, wide = check_parts(args.dataset, manifest, checksums=True), exposed(args.dataset)
+    store = reader(args.dataset)
+    manifest = _manifest(store, args.dataset)
+    # on object storage sizes come from one listing, and access is the bucket policy's
+    damage, wide = store.check_parts(manifest, checksums=True), store.exposed()
     for d in damage:
         _err(d.line(args.dataset))
     if wide:
