@@ -14,7 +14,6 @@ parts are uploaded and the manifest is published by a conditional write (traceid
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,9 +34,7 @@ from traceidx.projection.encode import ID_COLUMNS
 from traceidx.projection.ingest import Settings
 from traceidx.projection.links import parts_linking
 from traceidx.projection.links import resolve as resolve_links
-from traceidx.sources import rowsource
-from traceidx.sources.sourceio import stat_of
-from traceidx.storage import is_uri
+from traceidx.sources.discover import vanished
 from traceidx.store.dataset import MAX_BUCKETS, PART_RECORDS, Partition, new_manifest
 from traceidx.store.manifest import PartFile, SourceEntry
 from traceidx.store.open import open_store
@@ -359,20 +356,6 @@ class PruneReport:
     removed: list[str] = field(default_factory=list)
 
 
-def _gone(locator: str) -> bool:
-    """Whether a source's file (or object, or database session) no longer exists."""
-    where = rowsource.parse(locator)
-    if where is not None and where.session is not None:
-        return rowsource.gone(locator)
-    if not is_uri(locator):
-        return not os.path.lexists(locator)
-    try:
-        stat_of(locator)
-    except FileNotFoundError:
-        return True
-    return False
-
-
 def prune(dataset: Path | str, *, dry_run: bool = False) -> PruneReport:
     """Remove the facts of every source whose file no longer exists."""
     with open_store(dataset) as store:
@@ -381,7 +364,7 @@ def prune(dataset: Path | str, *, dry_run: bool = False) -> PruneReport:
         if previous is None:
             raise DatasetError(f"{dataset}: no dataset here yet; run `traceidx build` first")
         known = previous.sources
-        gone = sorted(loc for loc in known if _gone(loc))
+        gone = sorted(loc for loc in known if vanished(loc))
         report = PruneReport(previous.generation, gone)
         if dry_run or not gone:
             return report
