@@ -15,7 +15,7 @@ import textwrap
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traceidx import __version__, compiled, runtimes
 from traceidx.analysis.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REPORTS
@@ -23,8 +23,10 @@ from traceidx.cli.output import cell, print_rows, terminal_width, totals_row
 from traceidx.cli.process import configure
 from traceidx.errors import DamagedPart, DatasetLocked, ReportError, TraceidxError, UsageError
 from traceidx.storage import default_dataset, location
-from traceidx.store.base import Store
 from traceidx.store.manifest import Manifest
+
+if TYPE_CHECKING:  # a Store is made only where a command reads the dataset
+    from traceidx.store.base import Store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 
