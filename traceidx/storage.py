@@ -121,11 +121,16 @@ def listing(uri: str) -> tuple[bool, dict[str, list[Listed]]]:
     return False, out
 
 
+def location(text: str) -> Path | str:
+    """A URI as it is, anything else as a local path (``~`` expanded)."""
+    return text if is_uri(text) else Path(text).expanduser()
+
+
 def default_dataset() -> Path | str:
     """`$TRACEIDX_DATASET` (a path or a URI), else `$XDG_DATA_HOME/traceidx`, else
     ~/.local/share/traceidx."""
     env = os.environ.get("TRACEIDX_DATASET")
     if env:
-        return env if is_uri(env) else Path(env).expanduser()
+        return location(env)
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base).expanduser() / "traceidx"

@@ -1,5 +1,6 @@
 """Traces and datasets on object storage: an S3-compatible endpoint on 127.0.0.1 (moto's
-standalone server, started here), pyarrow's own S3 client and boto3 talking to it.
+standalone server, the `s3` fixture of tests/conftest.py), pyarrow's own S3 client and boto3
+talking to it.
 
 The committed fixtures are uploaded to a bucket, built with the Ray engine into ``s3://…`` and
 queried with ``traceidx sql --dataset s3://…``; the results are compared with a local build."""
@@ -7,18 +8,12 @@ queried with ``traceidx sql --dataset s3://…``; the results are compared with 
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.files import FIXTURES, traceidx_cli
+from tests.support.files import FIXTURES, s3_bucket, traceidx_cli
 
 pytest.importorskip("moto", reason="the dev extra (moto[server]) is not installed")
 pytest.importorskip("boto3", reason="the s3 extra (boto3) is not installed")
@@ -28,7 +23,7 @@ import pyarrow.fs as pafs
 from traceidx.analysis.query import connect
 from traceidx.errors import GenerationTaken
 from traceidx.pipeline.job import build
-from traceidx.store.remote import RemoteDataset
+from traceidx.store.open import reader
 
 TRACES = FIXTURES / "generated"
 #: what "the same loops and tokens" means: every loop's runtime, model, times, outcome and usage
@@ -38,60 +33,6 @@ LOOPS_AND_TOKENS = (
     "SELECT runtime, model, started_at, ended_at, outcome, input, cached, cache_write, output, "
     "reasoning, total FROM loop_usage WHERE runtime <> 'opencode' ORDER BY ALL"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[dict[str, str]]:
-    """A moto S3 server on a free port of 127.0.0.1; the AWS variables that reach it (also set
-    in this process while the module runs)."""
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    env = {
-        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{env['AWS_ENDPOINT_URL']}/moto-api/", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError("moto's S3 server did not start") from None
-                time.sleep(0.2)
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            yield env
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-def _bucket(env: dict[str, str], name: str) -> None:
-    import boto3
-
-    boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"]).create_bucket(Bucket=name)
 
 
 def _upload(local: Path, uri: str) -> None:
@@ -129,7 +70,7 @@ def local_loops(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, obje
 def test_a_ray_build_from_a_bucket_into_a_bucket_equals_a_local_build(
     s3: dict[str, str], local_loops: list[dict[str, object]]
 ) -> None:
-    _bucket(s3, "team")
+    s3_bucket(s3, "team")
     _upload(TRACES, "s3://team/traces")
     dataset = "s3://team/index"
     summary = _summary(
@@ -186,7 +127,7 @@ def test_a_ray_build_from_a_bucket_into_a_bucket_equals_a_local_build(
 
 
 def test_an_appended_object_alone_is_read_again(s3: dict[str, str], tmp_path: Path) -> None:
-    _bucket(s3, "grow")
+    s3_bucket(s3, "grow")
     _upload(TRACES / "codex", "s3://grow/codex")
     dataset = "s3://grow/index"
     first = _summary(
@@ -225,7 +166,7 @@ def test_an_appended_object_alone_is_read_again(s3: dict[str, str], tmp_path: Pa
 def test_a_build_that_loses_the_generation_race_publishes_nothing(
     s3: dict[str, str], tmp_path: Path
 ) -> None:
-    _bucket(s3, "race")
+    s3_bucket(s3, "race")
     _upload(TRACES / "codex", "s3://race/codex")
     _upload(TRACES / "pi", "s3://race/pi")
     dataset = "s3://race/index"
@@ -259,7 +200,7 @@ def test_a_build_that_loses_the_generation_race_publishes_nothing(
     assert again["generation"] == 3 and again["failed"] == 0
     assert _sql(s3, dataset, "SELECT count(*) AS n FROM sources WHERE runtime = 'pi'")[0]["n"]
     # the loser's uploaded parts were garbage, removed by the next publication
-    manifest = RemoteDataset(dataset).read()
+    manifest = reader(dataset).read()
     assert manifest is not None
     named = {f.path for f in manifest.part_files()} | set(manifest.previous)
     fs, root = pafs.FileSystem.from_uri(dataset)
@@ -272,7 +213,7 @@ def test_a_build_that_loses_the_generation_race_publishes_nothing(
 
 
 def test_a_bucket_root_is_a_trace_root(s3: dict[str, str], tmp_path: Path) -> None:
-    _bucket(s3, "traces")
+    s3_bucket(s3, "traces")
     _upload(TRACES / "pi", "s3://traces/")
     dataset = tmp_path / "dataset"  # a local dataset of remote traces
     summary = _summary(

@@ -9,13 +9,8 @@ from hypothesis import strategies as st
 from traceidx.domain.model import TABLES
 from traceidx.storage import is_uri
 from traceidx.store.dataset import Partition
-from traceidx.store.remote import (
-    MANIFEST_FILE,
-    NAMED_GENERATION,
-    RemoteDataset,
-    manifest_name,
-    part_tag,
-)
+from traceidx.store.open import reader
+from traceidx.store.remote import MANIFEST_FILE, NAMED_GENERATION, manifest_name
 
 generations = st.integers(min_value=0, max_value=10**12 - 1)
 
@@ -30,7 +25,7 @@ generations = st.integers(min_value=0, max_value=10**12 - 1)
 def test_a_part_name_gives_back_its_generation(
     generation: int, table: str, runtime: str, bucket: int, remote: bool
 ) -> None:
-    tag = part_tag(RemoteDataset("s3://team/index") if remote else None)  # no request made
+    tag = reader("s3://team/index" if remote else "index").tag  # no request made
     name = Partition(runtime, "2026-12", bucket).path(table, generation, tag).rsplit("/")[-1]
     found = NAMED_GENERATION.search(name)
     assert found is not None and int(found.group(1)) == generation

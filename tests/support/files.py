@@ -86,3 +86,10 @@ def traceidx_cli(
         preexec_fn=preexec,
         check=False,
     )
+
+
+def s3_bucket(env: dict[str, str], name: str) -> None:
+    """Create a bucket on the `s3` fixture's server."""
+    import boto3
+
+    boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"]).create_bucket(Bucket=name)

@@ -5,9 +5,10 @@
 the view definitions shipped in ``traceidx.sql`` (`VIEWS`, in dependency order). Readers use
 the manifest's file list, never a glob, so a build in progress is invisible to them.
 
-A dataset on object storage (a URI, traceidx.store.remote) is read through pyarrow.fs: each table's
-parts are a pyarrow dataset that DuckDB scans, so no DuckDB extension is needed; extension
-autoinstall and autoload stay off, and nothing is downloaded at run time.
+The dataset is a read-only `Store` (traceidx.store.open.reader). One on object storage (a URI,
+traceidx.store.remote) is read through pyarrow.fs: each table's parts are a pyarrow dataset that
+DuckDB scans, so no DuckDB extension is needed; extension autoinstall and autoload stay off, and
+nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -23,13 +24,12 @@ import duckdb
 
 from traceidx.domain.model import TABLES
 from traceidx.errors import DamagedPart, DatasetError
-from traceidx.storage import default_dataset, is_uri
-from traceidx.store.dataset import check_parts, read_published
+from traceidx.storage import default_dataset
+from traceidx.store.base import Store
+from traceidx.store.open import reader
 
 if TYPE_CHECKING:  # Polars and Arrow load only where a frame or an empty table is made
     import polars as pl
-
-    from traceidx.store.remote import RemoteDataset
 
 #: DuckDB never fetches an extension (a remote dataset is read through pyarrow.fs)
 OFFLINE: dict[str, Any] = {
@@ -59,8 +59,8 @@ def view_sql(name: str) -> str:
     return resources.files("traceidx.sql").joinpath("views", f"{name}.sql").read_text("utf-8")
 
 
-def _sql_list(paths: list[Path]) -> str:
-    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+def _sql_list(paths: list[str]) -> str:
+    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
 
 
 def connect(
@@ -77,14 +77,9 @@ def connect(
     >>> con = traceidx.connect("~/.local/share/traceidx")  # doctest: +SKIP
     >>> con.sql("SELECT model, sum(total) FROM loop_usage GROUP BY 1").show()  # doctest: +SKIP
     """
-    location = dataset if dataset is not None else default_dataset()
-    remote = None
-    if is_uri(location):  # pyarrow.fs loads only for a remote dataset
-        from traceidx.store.remote import RemoteDataset
-
-        remote = RemoteDataset(str(location).rstrip("/"))
-    root = Path(location).expanduser() if remote is None else remote.uri
-    manifest = read_published(Path(root)) if remote is None else remote.read()
+    store = reader(dataset if dataset is not None else default_dataset())
+    root = store.where
+    manifest = store.read_published()
     if manifest is None:
         raise DatasetError(f"{root}: no dataset here yet (run `traceidx build` first)")
     from traceidx.domain.schema import schema_digest
@@ -95,10 +90,7 @@ def connect(
             f"{root}: its tables were written by another version of traceidx; run `traceidx "
             "build` on it (which re-projects every source) before querying"
         )
-    if remote is None:
-        damage = check_parts(Path(root), manifest, checksums=False)
-    else:
-        damage = remote.check_parts(manifest)
+    damage = store.check_parts(manifest, checksums=False)
     if damage:
         raise DamagedPart([d.line(root) for d in damage])
     con = duckdb.connect(database, config=OFFLINE)
@@ -106,34 +98,35 @@ def connect(
     with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets it is off anyway
         con.execute("SET enable_progress_bar = false")
     files = {table: manifest.files(table) for table in TABLES}
-    _define_views(con, files, Path(root) if remote is None else remote, prices)
+    _define_views(con, files, store, prices)
     return con
 
 
 def _define_views(
     con: duckdb.DuckDBPyConnection,
     files: dict[str, list[str]],
-    root: Path | RemoteDataset | None = None,
+    store: Store | None = None,
     prices: str | Path | None = None,
 ) -> None:
-    """Each table's part files (relative to `root`) as ``_<table>`` (an empty relation of the
-    derived schema when it has none), the price tables of its model calls
-    (`traceidx.analysis.pricing.load`), then the shipped views."""
+    """Each table's part files (dataset-relative names in `store`) as ``_<table>`` (an empty
+    relation of the derived schema when it has none), the price tables of its model calls
+    (`traceidx.analysis.pricing.load`), then the shipped views. Parts on a pyarrow
+    filesystem are a pyarrow dataset that DuckDB scans; local parts DuckDB reads by path."""
     for table in TABLES:
-        if files.get(table) and root is not None and not isinstance(root, Path):
+        if files.get(table) and store is not None and store.filesystem is not None:
             import pyarrow.dataset as ds
 
             from traceidx.domain.schema import table_schema
 
-            parts = [root.path(f) for f in files[table]]
-            scanned = ds.dataset(parts, table_schema(table), "parquet", root.fs)
+            parts = [store.path(f) for f in files[table]]
+            scanned = ds.dataset(parts, table_schema(table), "parquet", store.filesystem)
             con.register(f"_{table}_parts", scanned)
             con.execute(f"CREATE VIEW _{table} AS SELECT * FROM _{table}_parts")
         elif files.get(table):
-            assert isinstance(root, Path)
+            assert store is not None
             con.execute(
                 f"CREATE VIEW _{table} AS SELECT * FROM read_parquet("
-                f"{_sql_list([root / f for f in files[table]])}, hive_partitioning = false)"
+                f"{_sql_list([store.path(f) for f in files[table]])}, hive_partitioning = false)"
             )
         else:
             from traceidx.domain.schema import table_schema

@@ -10,11 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from traceidx import __version__, compiled, runtimes
+from traceidx import __version__, compiled, runtimes, storage
 from traceidx.analysis.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REPORTS
 from traceidx.cli.output import FITTED
 from traceidx.errors import UsageError
-from traceidx.storage import is_uri
 
 
 class _RegisteredRuntimes:
@@ -242,7 +241,7 @@ def record_id(text: str) -> int:
 
 def location(text: str) -> Path | str:
     """A local path, or a URI of a filesystem pyarrow.fs supports (traceidx.storage)."""
-    return text if is_uri(text) else Path(text).expanduser()
+    return storage.location(text)
 
 
 def refuse_wide(args: argparse.Namespace) -> None:

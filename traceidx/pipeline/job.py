@@ -12,9 +12,10 @@ left behind (staging folders, unpublished parts):
 Nothing is visible before the swap: an error or a kill at any point leaves the previous
 generation intact, and the next build cleans up. A build that changes nothing publishes
 nothing. Settings that shape facts (text bound, record limit) are part of the dataset: a
-build with other settings re-projects every source. A dataset on object storage
-(traceidx.store.remote) is built in a local temporary folder and published by upload and a
-conditional write instead of the lock and the swap.
+build with other settings re-projects every source. The dataset is one `Store`
+(traceidx.store.base): a local folder is built in place and swapped under its lock; a dataset on
+object storage (traceidx.store.remote) is built in a local temporary folder and published by
+upload and a conditional write.
 """
 
 from __future__ import annotations
@@ -39,9 +40,8 @@ from traceidx.pipeline.staging import Stage
 from traceidx.pipeline.worker import SourceOutcome, Task, tuned
 from traceidx.projection.encode import IdGuard
 from traceidx.projection.ingest import Settings
-from traceidx.store.dataset import check_parts, tighten
 from traceidx.store.manifest import Manifest
-from traceidx.store.remote import clean, current, workspace
+from traceidx.store.open import open_store
 
 __all__ = ["BuildReport", "PruneReport", "SourceOutcome", "build", "prune"]
 
@@ -65,24 +65,21 @@ def build(
     settings = settings or Settings()
     paths = default_paths(settings) if paths is None else paths
     jobs = jobs or os.cpu_count() or 1
-    with workspace(dataset) as (folder, remote):
-        stored = current(folder, remote)
-        clean(folder, remote, stored)
+    with open_store(dataset) as store:
+        stored = store.read()
+        store.collect_garbage(stored)
         previous = stored or Manifest()
-        if remote is None:
-            tightened = tighten(folder)
-            damage = check_parts(folder, previous, checksums=True)
-        else:  # a bucket's access is its policy's; sizes are checked, checksums not read
-            tightened, damage = 0, remote.check_parts(previous)
+        # on object storage a bucket's access is its policy's, and sizes are checked (from one
+        # listing), checksums not read
+        tightened = store.tighten()
+        damage = store.check_parts(previous, checksums=True)
         record = fact_settings(settings)
         rebuild = rebuild or previous.settings not in (None, record)
         damaged = frozenset(d.key for d in damage)
         origin = origin or socket.gethostname()
         scope = repair_scope(settings.runtimes, damaged)
         settings = dataclasses.replace(settings, runtimes=scope)
-        changes = Changes(
-            folder, previous, record, rebuild, progress, damaged, origin, remote, scope
-        )
+        changes = Changes(store, previous, record, rebuild, progress, damaged, origin, scope)
         repairing = "this build re-projects the sources whose facts it held"
         changes.report.damaged = [d.line(dataset, repairing) for d in damage]
         changes.report.tightened = tightened
@@ -90,7 +87,7 @@ def build(
             try:
                 return _run(changes, paths, settings, jobs, engine, ray_address)
             except (OSError, PublishError) as exc:  # writing the new generation failed
-                clean(folder, None, None if remote else current(folder, remote))
+                store.abandon()
                 where = write_failure(exc, dataset) if isinstance(exc, OSError) else str(exc)
                 kept = f"generation {previous.generation} stays current"
                 if stored is None:
@@ -113,7 +110,7 @@ def _run(
     """Plan, process the changed sources, and publish if anything changed."""
     report = changes.report
     work = changes.plan(paths)
-    stage = Stage(changes.dataset, changes.generation, changes.remote)
+    stage = Stage(changes.store, changes.generation)
     stage.folder.mkdir(parents=True, exist_ok=True)
     guard = IdGuard()
     task = Task(settings, changes.missing_sessions(), stage.folder, changes.layout)

@@ -31,9 +31,9 @@ from traceidx.sources import rowsource
 from traceidx.sources.discover import Ignored, KnownDatabase, default_roots, discover
 from traceidx.sources.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
 from traceidx.sources.prefixes import prefix_digest
+from traceidx.store.base import Store
 from traceidx.store.dataset import Partition
 from traceidx.store.manifest import FactSettings, Manifest, SourceEntry
-from traceidx.store.remote import RemoteDataset
 
 Progress = Callable[[int, int, SourceOutcome], None]
 
@@ -175,25 +175,23 @@ class Changes:
 
     def __init__(
         self,
-        dataset: Path,
+        store: Store,
         previous: Manifest,
         record: FactSettings,
         rebuild: bool,
         progress: Progress | None = None,
         damaged: frozenset[str] = frozenset(),
         origin: str | None = None,
-        remote: RemoteDataset | None = None,
         scope: frozenset[str] | None = None,
     ) -> None:
-        #: the dataset's folder (for a dataset on object storage, the build's local folder)
-        self.dataset = dataset
+        #: the dataset, opened for this build (traceidx.store.base)
+        self.store = store
         #: the runtimes this build reads (None: all): a source of another runtime keeps its
         #: facts and state as they are, `--rebuild` included (a filter scopes a run, never the
         #: dataset)
         self.scope = scope
         #: the origin of the sources this build indexes first
         self.origin = origin
-        self.remote = remote
         self.previous = previous
         self.known: dict[str, SourceEntry] = previous.sources
         self.record = record
@@ -202,7 +200,7 @@ class Changes:
         #: partitions with a damaged part: rewritten from their sources alone
         self.damaged = damaged
         self.generation = previous.generation + 1
-        self.report = BuildReport(dataset, previous.generation)
+        self.report = BuildReport(store.folder, previous.generation)
         self.entries: dict[str, SourceEntry] = {}
         #: the sources whose rows must go, by the partition that holds them
         self.drop: dict[Partition, set[int]] = {}
@@ -334,10 +332,7 @@ class Changes:
             # a copy published none of the rows its checkpoint settled: it is read whole
             copy = entry is not None and entry.duplicate_of is not None
             if d.action == "appended" and entry is not None and entry.checkpoint and not copy:
-                local = self.dataset / entry.checkpoint
-                if self.remote is not None:  # the workers read it here
-                    self.remote.download(entry.checkpoint, local)
-                out[d.locator] = str(local)
+                out[d.locator] = str(self.store.fetch(entry.checkpoint))  # the workers read it
         return out
 
     # -- outcomes ---------------------------------------------------------------------------

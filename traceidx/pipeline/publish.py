@@ -7,19 +7,18 @@ reports) stay right when only one side changes (projection.links). A group whose
 is rewritten whole, bucket by bucket. Each part is recorded in the manifest with its size
 and checksum. Then the manifest is swapped in with one rename, and what no manifest names
 any more is removed. Nothing is visible before the swap: an error or a kill at any point
-leaves the previous generation intact, and the next build cleans up. On object storage the
+leaves the previous generation intact, and the next build cleans up. Parts are put and the
+manifest published through the build's `Store` (traceidx.store.base): on object storage the
 parts are uploaded and the manifest is published by a conditional write (traceidx.store.remote).
 """
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pyarrow as pa
@@ -35,18 +34,10 @@ from traceidx.projection.encode import ID_COLUMNS
 from traceidx.projection.ingest import Settings
 from traceidx.projection.links import parts_linking
 from traceidx.projection.links import resolve as resolve_links
-from traceidx.sources import rowsource
-from traceidx.sources.sourceio import stat_of
-from traceidx.storage import is_uri
-from traceidx.store.dataset import (
-    MAX_BUCKETS,
-    PART_RECORDS,
-    Partition,
-    new_manifest,
-    swap_manifest,
-)
+from traceidx.sources.discover import vanished
+from traceidx.store.dataset import MAX_BUCKETS, PART_RECORDS, Partition, new_manifest
 from traceidx.store.manifest import PartFile, SourceEntry
-from traceidx.store.remote import clean, current, workspace
+from traceidx.store.open import open_store
 
 #: tables whose rows of a resumed source are all re-stated (one row per source)
 RESTATED = ("sources", "sessions")
@@ -92,7 +83,7 @@ class Publication:
         self.changes = changes
         self.stage = stage
         self.jobs = jobs
-        self.dataset = changes.dataset
+        self.store = changes.store
         self.previous = changes.previous
         self.known = changes.known
         self.entries = changes.entries
@@ -239,35 +230,18 @@ class Publication:
                         parts[partition.key] = new
         if plan is not None:
             self._relink(parts, plan, known_ids)
-        checkpoints = self.changes.checkpoints
-        remote = self.changes.remote
-        if checkpoints and remote is None:
-            (self.dataset / "checkpoints").mkdir(exist_ok=True)
-        for staged, name in checkpoints:
-            if remote is not None:
-                remote.upload(Path(staged), name)
-            else:
-                os.replace(staged, self.dataset / name)
+        for staged, name in self.changes.checkpoints:
+            self.store.put(Path(staged), name)
         manifest = new_manifest(
             self.previous, self.generation, parts, self.entries, self.changes.record, layout
         )
         fault_point("swap")
-        if remote is not None:
-            remote.publish(manifest)  # conditional: fails if another build published first
-        else:
-            swap_manifest(self.dataset, manifest)
+        # locally a swap under the lock; on object storage a conditional write, which fails if
+        # another build published this generation first
+        self.store.publish(manifest)
         fault_point("collect")
         self.stage.discard()
-        clean(self.dataset, remote, manifest)
-
-    def _where(self, relative: str) -> str:
-        """A part's path in the dataset's filesystem (`_filesystem`)."""
-        remote = self.changes.remote
-        return remote.path(relative) if remote is not None else str(self.dataset / relative)
-
-    def _filesystem(self) -> Any:
-        """The pyarrow filesystem parts are read through (None: local files)."""
-        return self.changes.remote.fs if self.changes.remote is not None else None
+        self.store.collect_garbage(manifest)
 
     def _lineage(
         self,
@@ -279,7 +253,7 @@ class Publication:
         rewritten partitions will hold (the previous rows that stay and the staged ones) and
         the parts this publication keeps; None when no delegation or delegated child is in a
         rewritten partition before or after (then no link can move)."""
-        fs = self._filesystem()
+        fs = self.store.filesystem
         delegations: list[lineage.Delegation] = []
         answers: list[lineage.Answer] = []
         children: list[lineage.Child] = []
@@ -292,14 +266,14 @@ class Publication:
             full = self.drop.get(origin, set())
             tail = self.tail_drop.get(origin, {})
             if "items" in old:
-                rows = lineage.read("items", [self._where(old["items"].path)], fs)
+                rows = lineage.read("items", [self.store.path(old["items"].path)], fs)
                 if lineage.delegations_in(rows):  # read once, kept rows taken in memory
                     held = True
                     keep = _keep("items", full, tail)
                     delegations += lineage.delegations_in(rows, keep)
                     answers += lineage.answers_in(rows, keep)
             if "sessions" in old:
-                rows = lineage.read("sessions", [self._where(old["sessions"].path)], fs)
+                rows = lineage.read("sessions", [self.store.path(old["sessions"].path)], fs)
                 if lineage.children_in(rows):
                     held = True
                     children += lineage.children_in(rows, _keep("sessions", full, tail))
@@ -312,9 +286,11 @@ class Publication:
         children += lineage.children_in(self.stage.candidates("sessions"), keep)
         if not (held or delegations or children):
             return None
-        kept = {self._where(p["items"].path): k for k, p in untouched.items() if "items" in p}
+        kept = {self.store.path(p["items"].path): k for k, p in untouched.items() if "items" in p}
         before = lineage.read_delegations(sorted(kept), fs)
-        sessions = [self._where(p["sessions"].path) for p in untouched.values() if "sessions" in p]
+        sessions = [
+            self.store.path(p["sessions"].path) for p in untouched.values() if "sessions" in p
+        ]
         children += lineage.children_in(lineage.read("sessions", sessions, fs))
         every = delegations + [d for part in before.values() for d in part]
         desired = lineage.desired_links(every, children, known)
@@ -325,7 +301,7 @@ class Publication:
     ) -> None:
         """Rewrite the kept item parts whose delegations link otherwise than the next
         generation's lineage says (a child matched or withheld in another part)."""
-        fs = self._filesystem()
+        fs = self.store.filesystem
         for path, links in sorted(lineage.stale_parts(plan.before, plan.desired, fs).items()):
             key = plan.kept[path]
             writer = PartWriter(
@@ -380,38 +356,24 @@ class PruneReport:
     removed: list[str] = field(default_factory=list)
 
 
-def _gone(locator: str) -> bool:
-    """Whether a source's file (or object, or database session) no longer exists."""
-    where = rowsource.parse(locator)
-    if where is not None and where.session is not None:
-        return rowsource.gone(locator)
-    if not is_uri(locator):
-        return not os.path.lexists(locator)
-    try:
-        stat_of(locator)
-    except FileNotFoundError:
-        return True
-    return False
-
-
 def prune(dataset: Path | str, *, dry_run: bool = False) -> PruneReport:
     """Remove the facts of every source whose file no longer exists."""
-    with workspace(dataset) as (folder, remote):
-        previous = current(folder, remote)
-        clean(folder, remote, previous)
+    with open_store(dataset) as store:
+        previous = store.read()
+        store.collect_garbage(previous)
         if previous is None:
             raise DatasetError(f"{dataset}: no dataset here yet; run `traceidx build` first")
         known = previous.sources
-        gone = sorted(loc for loc in known if _gone(loc))
+        gone = sorted(loc for loc in known if vanished(loc))
         report = PruneReport(previous.generation, gone)
         if dry_run or not gone:
             return report
         settings = previous.settings or fact_settings(Settings())
-        changes = Changes(folder, previous, settings, False, remote=remote)
+        changes = Changes(store, previous, settings, False)
         changes.entries.update((k, v) for k, v in known.items() if k not in gone)
         for locator in gone:
             changes.forget(known[locator])
-        stage = Stage(folder, changes.generation, remote)
+        stage = Stage(store, changes.generation)
         Publication(changes, stage, 1).publish()
         report.generation = changes.generation
         return report

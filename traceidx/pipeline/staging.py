@@ -16,9 +16,10 @@ that changed or went away are dropped, by ``source_id``) followed by its slices 
 runs, into a Parquet file under the new generation's name, one row group per `ROW_GROUP_BYTES`
 of rows (`PartWriter`). When a group's bucket count grew, a previous part's rows are read once
 for several of its new partitions and routed to each by source (`Split`). Parts of partitions
-that did not change are not touched. For a dataset on object storage (traceidx.store.remote) the
-stage is a local folder: a part is written there, uploaded, and removed; previous parts are
-read from the store in ranged reads.
+that did not change are not touched. The stage is in the store's working folder
+(traceidx.store.base): for a local dataset its own folder, where a part is written in place; for
+a dataset on object storage (traceidx.store.remote) a local folder, where a part is written,
+then uploaded and removed, and previous parts are read from the store in ranged reads.
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ import pyarrow.parquet as pq
 
 from traceidx.domain.schema import dictionary_columns, statistics_columns, table_schema
 from traceidx.projection.encode import ID_COLUMNS, check_ids, id_column
+from traceidx.store.base import Store
 from traceidx.store.dataset import MAX_BUCKETS, STAGING_PREFIX, Partition, part_file
 from traceidx.store.manifest import PartFile
-from traceidx.store.remote import RemoteDataset, part_tag
 
 PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd"}
 #: a row group of a written part holds about this many bytes of Arrow data
@@ -243,10 +244,9 @@ class PartWriter:
         group_bytes: int = ROW_GROUP_BYTES,
     ) -> None:
         self.table = table
-        self.dataset = stage.dataset
+        self.store = stage.store
         self.relative = partition.path(table, stage.generation, stage.tag)
-        self.remote = stage.remote
-        self.target = stage.dataset / self.relative
+        self.target = stage.store.folder / self.relative
         self.transform = transform
         self.group_bytes = group_bytes
         self.options = {
@@ -291,10 +291,8 @@ class PartWriter:
             return None
         self._close_file()
         check_ids(self.table, self.ids)
-        written = part_file(self.dataset, self.relative)
-        if self.remote is not None:
-            self.remote.upload(self.target, self.relative)
-            self.target.unlink()
+        written = part_file(self.store.folder, self.relative)
+        self.store.put(self.target, self.relative)  # in place locally, uploaded remotely
         return written
 
     def discard(self) -> None:
@@ -311,13 +309,13 @@ class PartWriter:
 class Stage:
     """The rows of one build that are not yet published, by group and table."""
 
-    def __init__(self, dataset: Path, generation: int, remote: RemoteDataset | None = None) -> None:
-        self.dataset = dataset
+    def __init__(self, store: Store, generation: int) -> None:
+        #: the dataset the parts are put into (traceidx.store.base), whose working folder
+        #: holds the stage
+        self.store = store
         self.generation = generation
-        #: the dataset on object storage that parts are uploaded to (None: `dataset` itself)
-        self.remote = remote
-        self.tag = part_tag(remote)
-        self.folder = dataset / f"{STAGING_PREFIX}{generation:06d}"
+        self.tag = store.tag
+        self.folder = store.folder / f"{STAGING_PREFIX}{generation:06d}"
         self._spooled: dict[tuple[str, str], list[Spooled]] = defaultdict(list)
         self._lineage: dict[str, list[pa.Table]] = defaultdict(list)
         self._readers = _Readers()
@@ -369,7 +367,7 @@ class Stage:
 
     def opened(self, relative: str) -> Any:
         """A published file, to read (a local path, or a file on the remote store)."""
-        return self.remote.open(relative) if self.remote is not None else self.dataset / relative
+        return self.store.open(relative)
 
     def staged(
         self, group: str, table: str, buckets: int, wanted: Collection[int]

@@ -52,7 +52,7 @@ from pathlib import Path
 from traceidx import storage
 from traceidx.runtimes import declared
 from traceidx.sources import rowsource
-from traceidx.sources.sourceio import kind_of
+from traceidx.sources.sourceio import kind_of, stat_of
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
 _DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
@@ -360,3 +360,17 @@ def _session(
 
 def _canonical(locator: str) -> str:
     return locator if storage.is_uri(locator) else str(Path(locator).resolve())
+
+
+def vanished(locator: str) -> bool:
+    """Whether a source's file (or object, or database session) no longer exists."""
+    where = rowsource.parse(locator)
+    if where is not None and where.session is not None:
+        return rowsource.gone(locator)
+    if not storage.is_uri(locator):
+        return not os.path.lexists(locator)
+    try:
+        stat_of(locator)
+    except FileNotFoundError:
+        return True
+    return False

@@ -14,6 +14,10 @@ intact. A local lock file cannot guard a bucket; that write is the guard.
 Garbage (parts no manifest names of a generation already decided, manifests before the
 previous one, checkpoints no source names) is removed after each publication; parts of a
 generation not yet decided may be another builder's work in progress and are left alone.
+
+`ObjectStore` is this dataset as a `traceidx.store.base.Store`: a build works in a private
+locked temporary folder, puts each finished file by upload and publishes by the conditional
+write; `RemoteDataset` is the bucket's side of it.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ import pyarrow.fs as pafs
 from traceidx import storage
 from traceidx.errors import DatasetError, GenerationTaken, UsageError
 from traceidx.store import manifest as manifests
-from traceidx.store.dataset import Damage, collect_garbage, decode_manifest, locked, read_manifest
+from traceidx.store.base import Store
+from traceidx.store.dataset import Damage, collect_garbage, decode_manifest, locked
 from traceidx.store.manifest import Manifest, Published
 
 MANIFESTS = "manifests"
@@ -201,41 +206,72 @@ def _region() -> str | None:
     return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
 
 
-def part_tag(remote: RemoteDataset | None) -> str:
-    """What a build's part names end with: nothing locally (one builder at a time holds the
-    lock), a random tag on object storage (builders racing for a generation never write the
-    same name)."""
-    return f"-{secrets.token_hex(4)}" if remote is not None else ""
+class ObjectStore(Store):
+    """A dataset on object storage, and the local folder a build works in (None: read only)."""
 
+    def __init__(self, uri: str, folder: Path | None = None) -> None:
+        self.remote = RemoteDataset(uri)
+        self.where: Path | str = uri
+        self._folder = folder
+        #: a random tag: builders racing for a generation never write the same name
+        self._tag = f"-{secrets.token_hex(4)}"
 
-@contextmanager
-def workspace(dataset: Path | str) -> Iterator[tuple[Path, RemoteDataset | None]]:
-    """Where a build works, locked: a local dataset's own folder, or for a remote one a
-    private temporary folder (staging, parts before upload), with the remote dataset."""
-    if not storage.is_uri(dataset):
-        with locked(Path(dataset)):
-            yield Path(dataset), None
-        return
-    remote = RemoteDataset(str(dataset).rstrip("/"))
-    with tempfile.TemporaryDirectory(prefix="traceidx-build-") as folder, locked(Path(folder)):
-        yield Path(folder), remote
+    @classmethod
+    @contextmanager
+    def locked(cls, uri: str) -> Iterator[ObjectStore]:
+        """The dataset at `uri` with a private temporary folder to build in (staging, parts
+        before upload), locked; the folder goes when the build ends."""
+        with tempfile.TemporaryDirectory(prefix="traceidx-build-") as folder, locked(Path(folder)):
+            yield cls(uri, Path(folder))
 
+    @property
+    def folder(self) -> Path:
+        if self._folder is None:
+            raise RuntimeError(f"{self.where}: opened to read only; a build opens it with a folder")
+        return self._folder
 
-def current(folder: Path, remote: RemoteDataset | None) -> Manifest | None:
-    """The current manifest of a local dataset folder or of a remote dataset."""
-    return remote.read() if remote is not None else read_manifest(folder)
+    @property
+    def tag(self) -> str:
+        return self._tag
 
+    def read(self) -> Manifest | None:
+        return self.remote.read()
 
-def clean(folder: Path, remote: RemoteDataset | None, manifest: Manifest | None) -> None:
-    """Remove the garbage of a dataset (locally, and on object storage once a generation is
-    known)."""
-    collect_garbage(folder, manifest)
-    if remote is not None and manifest is not None:
-        remote.collect_garbage(manifest)
+    def check_parts(self, manifest: Published, *, checksums: bool) -> list[Damage]:
+        """Sizes from one listing (checksums would mean reading every part)."""
+        return self.remote.check_parts(manifest)
 
+    @property
+    def filesystem(self) -> Any:
+        return self.remote.fs
 
-def read_current(dataset: Path | str) -> Manifest | None:
-    """The current manifest of a dataset, local or remote (None: never published)."""
-    if storage.is_uri(dataset):
-        return RemoteDataset(str(dataset).rstrip("/")).read()
-    return read_manifest(Path(dataset))
+    def path(self, relative: str) -> str:
+        return self.remote.path(relative)
+
+    def open(self, relative: str) -> Any:
+        return self.remote.open(relative)
+
+    def fetch(self, relative: str) -> Path:
+        local = self.folder / relative  # the workers read it here
+        self.remote.download(relative, local)
+        return local
+
+    def put(self, local: Path, relative: str) -> None:
+        """Upload, then remove the local file."""
+        self.remote.upload(local, relative)
+        Path(local).unlink()
+
+    def publish(self, manifest: Manifest) -> None:
+        """Conditional: `GenerationTaken` if another build published that generation first."""
+        self.remote.publish(manifest)
+
+    def collect_garbage(self, manifest: Manifest | None) -> int:
+        """The working folder's garbage, and the dataset's once a generation is known."""
+        removed = collect_garbage(self._folder, manifest) if self._folder is not None else 0
+        if manifest is not None:
+            removed += self.remote.collect_garbage(manifest)
+        return removed
+
+    def abandon(self) -> None:
+        if self._folder is not None:
+            collect_garbage(self._folder, None)

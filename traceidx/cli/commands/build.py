@@ -6,14 +6,16 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traceidx.cli.commands import EXIT_FAILED, EXIT_OK, Reply
 from traceidx.cli.output import Document, Rows, emit, err, totals_row
 from traceidx.cli.parser import location
 from traceidx.errors import ReportError, UsageError
-from traceidx.storage import is_uri
 from traceidx.store.manifest import Manifest
+
+if TYPE_CHECKING:  # a Store is made only where a command reads the dataset
+    from traceidx.store.base import Store
 
 
 def cmd_build(args: argparse.Namespace) -> Reply:
@@ -130,10 +132,8 @@ def summary_text(s: dict[str, Any]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _manifest(dataset: Path | str) -> Manifest:
-    from traceidx.store.remote import read_current
-
-    manifest = read_current(dataset)
+def _manifest(store: Store, dataset: Path | str) -> Manifest:
+    manifest = store.read()
     if manifest is None:
         raise UsageError(f"{dataset}: no dataset here yet; run `traceidx build` first")
     return manifest
@@ -153,15 +153,12 @@ def cmd_prune(args: argparse.Namespace) -> Reply:
 
 
 def cmd_status(args: argparse.Namespace) -> Reply:
-    from traceidx.store.dataset import check_parts, exposed
+    from traceidx.store.open import reader
 
-    manifest = _manifest(args.dataset)
-    if is_uri(args.dataset):  # sizes from one listing; access is the bucket policy's
-        from traceidx.store.remote import RemoteDataset
-
-        damage, wide = RemoteDataset(args.dataset.rstrip("/")).check_parts(manifest), []
-    else:
-        damage, wide = check_parts(args.dataset, manifest, checksums=True), exposed(args.dataset)
+    store = reader(args.dataset)
+    manifest = _manifest(store, args.dataset)
+    # on object storage sizes come from one listing, and access is the bucket policy's
+    damage, wide = store.check_parts(manifest, checksums=True), store.exposed()
     for d in damage:
         err(d.line(args.dataset))
     if wide:
