@@ -2,7 +2,7 @@
 
 Usage::
 
-    PYTHONPATH=build/compiled python benchmarks/engines.py [--megabytes 1000] [--jobs 2]
+    python benchmarks/engines.py [--megabytes 1000] [--jobs 2]
         [--repeat 3] [--out benchmarks/results/engines.json] [--workdir DIR]
 
 On one scaled corpus (`benchmarks.corpora.scaled`, the corpus ``run.py`` measures) it runs
@@ -119,7 +119,6 @@ def main() -> int:
     }
     local_cpu = medians["local"]["cpu_seconds"]
     report = {
-        "build": "compiled" if traceidx.compiled() else "pure",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}",
         "jobs": args.jobs,

@@ -57,7 +57,7 @@ from typing import Any
 import msgspec
 import zstandard
 
-# the benchmarks package; after PYTHONPATH, so that a compiled install given there is measured
+# the benchmarks package; after PYTHONPATH, so that an install given there is measured
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 import contextlib
@@ -66,7 +66,7 @@ import traceidx
 from benchmarks.corpora import real_shaped, scaled, size_of
 from traceidx.sources.sourceio import StreamStats, logical_chunks
 
-#: child processes import the traceidx this runner imported (a compiled install or the source)
+#: child processes import the traceidx this runner imported (an install or the source)
 TRACEIDX_HOME = str(Path(traceidx.__file__).resolve().parents[1])
 
 
@@ -457,7 +457,6 @@ def main() -> int:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
     report = {
-        "build": "compiled" if traceidx.compiled() else "pure",
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),

@@ -2,7 +2,7 @@
 
 Usage::
 
-    PYTHONPATH=build/compiled python benchmarks/stages.py CORPUS [--repeat 3]
+    python benchmarks/stages.py CORPUS [--repeat 3]
 
 Over every trace file under CORPUS, in this one process (CPU-seconds, the best of
 ``--repeat``), each step doing all the steps before it again:

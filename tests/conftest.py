@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-import traceidx
 from tests.support.files import CORPUS, DATA, FIXTURES, WITH_CORPUS
 
 
@@ -53,16 +52,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite the expected golden files from the current output",
     )
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """`TRACEIDX_BUILD=compiled|pure` says which build the suite must be testing."""
-    wanted = os.environ.get("TRACEIDX_BUILD")
-    have = "compiled" if traceidx.compiled() else "pure"
-    if wanted and wanted != have:
-        raise pytest.UsageError(
-            f"TRACEIDX_BUILD={wanted}, but the traceidx imported ({traceidx.__file__}) is {have}"
-        )
 
 
 # -- object storage: moto's standalone S3 server ------------------------------------------------

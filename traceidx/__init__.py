@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` imports t
     from traceidx.pipeline.job import build
 
 __version__ = "0.1.0"
-__all__ = ["build", "compiled", "connect", "read", "report", "scan"]
+__all__ = ["build", "connect", "read", "report", "scan"]
 
 #: the public names and the module each comes from (none is a submodule's name)
 _LAZY = {
@@ -30,14 +30,6 @@ _LAZY = {
     "scan": "traceidx.analysis.query",
     "report": "traceidx.analysis.reports",
 }
-
-
-def compiled() -> bool:
-    """Whether this install runs its per-line modules compiled by mypyc (else pure Python)."""
-    from importlib.util import find_spec
-
-    spec = find_spec("traceidx.projection.ingest")
-    return spec is not None and spec.origin is not None and not spec.origin.endswith(".py")
 
 
 def __getattr__(name: str) -> object:

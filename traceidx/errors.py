@@ -77,4 +77,4 @@ class AdapterFailure(TraceidxError):
 
     def __init__(self, position: int, cause: Exception) -> None:
         super().__init__(f"on line {position + 1}")
-        self.cause = cause  # kept, not only chained: mypyc-compiled code loses `__cause__`
+        self.cause = cause  # kept, not only chained (a pickled exception loses `__cause__`)

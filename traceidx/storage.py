@@ -1,4 +1,4 @@
-"""Trace files on object storage: URIs of any filesystem pyarrow.fs supports, listed and streamed.
+"""Locations: URIs of any filesystem pyarrow.fs supports (traces, datasets); the default dataset.
 
 A trace root or a `--dataset` may be a URI (``s3://bucket/prefix``, ``gs://…``, any scheme
 ``pyarrow.fs.FileSystem.from_uri`` accepts); anything else is a local path. S3's endpoint,

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import traceidx
 from tests.support.facts import database_streams
-from tests.support.files import fixture_path, patches_module_functions
+from tests.support.files import fixture_path
 from tests.support.mutation import recognised_files, write_variants
 from traceidx.adapters import adapters, detect
 from traceidx.adapters.base import Adapter
@@ -194,7 +194,6 @@ def test_valid_utf8_agrees_with_python(data: bytes) -> None:
     assert valid_utf8(data) is expected
 
 
-@patches_module_functions
 def test_the_lines_after_the_deciding_ones_are_decoded_narrowly_in_the_same_chunk(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -20,7 +20,7 @@ import traceidx.pipeline.worker
 import traceidx.projection.ingest
 import traceidx.sources.records
 from tests.support.facts import main_transcripts, published_facts
-from tests.support.files import fixture_path, patches_module_functions
+from tests.support.files import fixture_path
 from traceidx.adapters import adapters
 from traceidx.analysis.query import connect
 from traceidx.pipeline.job import build, prune
@@ -271,7 +271,6 @@ def test_links_follow_the_linked_session_appearing_and_going(tmp_path: Path) -> 
     assert connect(dataset).execute(links).fetchall()[0] == (stated, 0)
 
 
-@patches_module_functions
 def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -315,7 +314,6 @@ def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
     assert all(any(repr(fp) in r for r in old_prints) for *_, fp in gone)  # kept as they were
 
 
-@patches_module_functions
 def test_a_dataset_of_the_older_id_scheme_upgrades(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

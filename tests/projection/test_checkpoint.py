@@ -198,8 +198,7 @@ def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
 
 
 def test_adapters_and_drafts_made_from_python_are_whole_and_pickle() -> None:
-    # Compiled, these are serializable native classes; such a class made by a call from
-    # Python runs its __init__ only if it also allows interpreted subclasses (base.py).
+    # checkpoints pickle the adapter's state with its drafts
     for runtime, cls in adapters().items():
         adapter = cls()
         assert adapter.items == [] and adapter.session is None, runtime

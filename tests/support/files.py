@@ -17,19 +17,10 @@ from pathlib import Path
 
 import pytest
 
-import traceidx
-
 #: the repository's root (the checkout the tests run in)
 ROOT = Path(__file__).resolve().parents[2]
 #: the shared corpus: ``TRACEIDX_CORPUS``, else ``../shared/corpus`` beside the checkout
 CORPUS = Path(os.environ.get("TRACEIDX_CORPUS") or ROOT.parent / "shared" / "corpus")
-
-
-#: for tests that stand in an older traceidx by patching module functions: compiled modules
-#: call each other directly, so such patches only reach pure-Python callers
-patches_module_functions = pytest.mark.skipif(
-    traceidx.compiled(), reason="patches functions that compiled modules call directly"
-)
 
 
 #: whether the shared corpus is here (corpus-wide tests skip without it; tests over every trace at

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from traceidx import __version__, compiled, runtimes, storage
+from traceidx import __version__, runtimes, storage
 from traceidx.analysis.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REPORTS
 from traceidx.cli.output import FITTED
 from traceidx.errors import UsageError
@@ -48,10 +48,7 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="traceidx", description="Coding-agent traces as a queryable Parquet dataset."
     )
-    build_kind = "compiled with mypyc" if compiled() else "pure Python"
-    top.add_argument(
-        "--version", action="version", version=f"traceidx {__version__} ({build_kind})"
-    )
+    top.add_argument("--version", action="version", version=f"traceidx {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
 
     summary = argparse.ArgumentParser(add_help=False)  # a build prints a summary, not rows

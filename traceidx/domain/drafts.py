@@ -11,17 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
-from traceidx.domain.plain import Plain
 from traceidx.domain.rules import UsageSample
 
-# Drafts are pickled in checkpoints, so they are `serializable` native classes. mypyc runs
-# such a class's __init__ on a call from Python (a draft made by an adapter, which is not
-# compiled, or by a test) only if the class also allows interpreted subclasses.
 
-
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class DraftLoop:
     """A Loop under construction; `start`/`end` are record positions."""
@@ -36,8 +28,8 @@ class DraftLoop:
     usage: list[UsageSample] = field(default_factory=list)
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
-class DraftItem(Plain):
+@dataclass(slots=True)
+class DraftItem:
     """An Item under construction.
 
     `value` holds the value Struct's fields; text members (`text`, `summary`) are plain
@@ -47,45 +39,18 @@ class DraftItem(Plain):
     the views); `shell_command` is the command text of a declared shell tool.
     """
 
-    FIELDS = (
-        "role",
-        "strength",
-        "value",
-        "records",
-        "loop",
-        "occurred_at",
-        "call_id",
-        "output_of",
-        "session_ref",
-        "shell_command",
-    )
-
-    def __init__(
-        self,
-        role: str,
-        strength: str,
-        value: dict[str, Any],
-        records: list[int],
-        loop: DraftLoop | None,
-        occurred_at: int | None = None,
-        call_id: str | None = None,
-        output_of: str | None = None,
-        session_ref: str | None = None,
-        shell_command: str | None = None,
-    ) -> None:
-        self.role = role
-        self.strength = strength
-        self.value = value
-        self.records = records
-        self.loop = loop
-        self.occurred_at = occurred_at
-        self.call_id = call_id
-        self.output_of = output_of
-        self.session_ref = session_ref
-        self.shell_command = shell_command
+    role: str
+    strength: str
+    value: dict[str, Any]
+    records: list[int]
+    loop: DraftLoop | None
+    occurred_at: int | None = None
+    call_id: str | None = None
+    output_of: str | None = None
+    session_ref: str | None = None
+    shell_command: str | None = None
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class DraftSession:
     """Session facts of one source; `*_from` are (native id, witness record position)."""
@@ -103,7 +68,6 @@ class DraftSession:
     task: str | None = None
 
 
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class Draft:
     """Everything one source contributes; `calls` are the model calls outside any Loop."""
@@ -131,11 +95,9 @@ def unheld_prefix(items: list[DraftItem], held: list[DraftItem]) -> list[DraftIt
     return settled
 
 
-class RecordFacts(Plain):
+@dataclass(slots=True)
+class RecordFacts:
     """What an adapter says about one record: the runtime's time and native type."""
 
-    FIELDS = ("occurred_at", "native_type")
-
-    def __init__(self, occurred_at: int | None, native_type: str | None) -> None:
-        self.occurred_at = occurred_at
-        self.native_type = native_type
+    occurred_at: int | None
+    native_type: str | None

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib.machinery
 import os
 import pickle
 import secrets
@@ -84,16 +83,12 @@ def _key() -> bytes | None:
 
 @cache
 def code_version() -> str:
-    """A digest of the package's source files and of which of them run compiled (mypyc): a
-    checkpoint is code-specific state."""
+    """A digest of the package's source files: a checkpoint is code-specific state."""
     hasher = hashlib.blake2b(digest_size=16)
     root = Path(__file__).resolve().parents[1]  # the traceidx package
     for path in sorted(root.rglob("*.py")):
         hasher.update(str(path.relative_to(root)).encode())
         hasher.update(path.read_bytes())
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        for path in sorted(root.rglob(f"*{suffix}")):
-            hasher.update(str(path.relative_to(root)).encode())
     return hasher.hexdigest()
 
 

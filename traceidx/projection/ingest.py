@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import msgspec
-from mypy_extensions import mypyc_attr
 
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter
@@ -93,7 +92,6 @@ _NO_RECORDS: Final = RecordColumns(0, SourceKeys())
 RowSink = Callable[[dict[str, list[Any]]], None]
 
 
-@mypyc_attr(native_class=False)  # pickled between processes
 @dataclass(slots=True)
 class SourceResult:
     """The outcome of ingesting one candidate file."""
@@ -132,7 +130,6 @@ class SourceResult:
     database: str | None = None
 
 
-@mypyc_attr(native_class=False)  # pickled between processes
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Limits that shape what is published."""

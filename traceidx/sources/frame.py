@@ -19,12 +19,11 @@ Rules (the Source/Record contract):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from hashlib import blake2b
 from typing import Any, Final, Protocol
 
 import xxhash
-
-from traceidx.domain.plain import Plain
 
 FINGERPRINT_ALGORITHM: Final = "xxh3-128"
 LEGACY_ALGORITHM: Final = "blake2b-128"
@@ -61,19 +60,15 @@ def algorithm_of(data: bytes, expected: str) -> str | None:
     return next((name for name, hashed in FINGERPRINTS.items() if hashed(data) == expected), None)
 
 
-class FramedLine(Plain):
+@dataclass(slots=True)
+class FramedLine:
     """One complete line: position, byte range and fingerprint; `data` unless oversized."""
 
-    FIELDS = ("position", "start", "end", "fingerprint", "data")
-
-    def __init__(
-        self, position: int, start: int, end: int, fingerprint: str, data: bytes | None
-    ) -> None:
-        self.position = position
-        self.start = start
-        self.end = end
-        self.fingerprint = fingerprint
-        self.data = data
+    position: int
+    start: int
+    end: int
+    fingerprint: str
+    data: bytes | None
 
 
 class Framer:

@@ -22,7 +22,6 @@ from typing import BinaryIO, Final, Literal
 
 import pyarrow as pa
 import zstandard
-from mypy_extensions import mypyc_attr
 
 from traceidx import storage
 
@@ -37,7 +36,6 @@ FRAME_HOLD_BYTES: Final = 64 << 20
 Compression = Literal["none", "zstd"]
 
 
-@mypyc_attr(native_class=False)  # pickled between processes
 @dataclass(slots=True)
 class StreamStats:
     """What reading a source's logical stream found."""
