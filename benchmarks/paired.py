@@ -46,8 +46,14 @@ sys.path.append(str(REPO))
 from benchmarks.corpora import real_shaped, scaled, size_of  # noqa: E402
 from benchmarks.run import CCUSAGE, ccusage  # noqa: E402
 
-#: what a build process runs: the package's own command-line entry point
-BUILD = "import sys; from traceidx.cli.main import main; sys.exit(main(sys.argv[1:]))"
+#: what a build or report process runs: the package's own command-line entry point (a module
+#: of its own in older commits, inside the `cli` package now)
+BUILD = """import sys
+try:
+    from traceidx.cli.main import main
+except ImportError:
+    from traceidx.cli import main
+sys.exit(main(sys.argv[1:]))"""
 
 
 def _git(*args: str) -> str:
@@ -157,10 +163,23 @@ def cold_build(install: Path, root: Path, dataset: Path, jobs: int) -> dict[str,
     }
 
 
+def warm_report(install: Path, dataset: Path) -> float:
+    """Seconds of a warm `traceidx report usage` on `dataset` by `install` (the whole process,
+    after one run that loaded the files)."""
+    env = {**os.environ, "PYTHONPATH": str(install)}
+    command = [sys.executable, "-c", BUILD, "report", "usage", "--dataset", str(dataset)]
+    seconds = 0.0
+    for _ in range(2):
+        start = time.perf_counter()
+        subprocess.run(command, env=env, cwd=install.parent, stdout=subprocess.DEVNULL, check=True)
+        seconds = time.perf_counter() - start
+    return seconds
+
+
 def summarise(runs: list[dict[str, Any]]) -> dict[str, float]:
     return {
         key: statistics.median(run[key] for run in runs)
-        for key in ("seconds", "cpu_seconds", "peak_mib", "dataset_bytes")
+        for key in ("seconds", "cpu_seconds", "peak_mib", "dataset_bytes", "report_seconds")
     }
 
 
@@ -216,11 +235,14 @@ def main() -> int:
     for n in range(args.repeat):
         order = ("base", "head") if n % 2 == 0 else ("head", "base")
         for side in order:
-            run = cold_build(sides[side], root, workdir / f"dataset-{side}", args.jobs)
+            dataset = workdir / f"dataset-{side}"
+            run = cold_build(sides[side], root, dataset, args.jobs)
+            run["report_seconds"] = warm_report(sides[side], dataset)
             runs[side].append(run)
             print(
                 f"round {n + 1}/{args.repeat} {side}: {run['seconds']:.2f} s, "
-                f"{run['cpu_seconds']:.1f} CPU-s, {run['peak_mib']:.0f} MiB",
+                f"{run['cpu_seconds']:.1f} CPU-s, {run['peak_mib']:.0f} MiB, "
+                f"report usage {run['report_seconds']:.2f} s",
                 file=sys.stderr,
                 flush=True,
             )
@@ -257,7 +279,14 @@ def main() -> int:
         result["rate_over_ccusage"] = {  # traceidx's rate on these bytes over ccusage's
             side: statistics.median(reporter) / medians[side]["seconds"] for side in medians
         }
-    rows = [("", "cold build (median)", "CPU-seconds", "peak memory", "dataset")]
+    report_ratios = [
+        h["report_seconds"] / b["report_seconds"]
+        for b, h in zip(runs["base"], runs["head"], strict=True)
+    ]
+    result["report_ratio_median"] = statistics.median(report_ratios)
+    rows = [
+        ("", "cold build (median)", "CPU-seconds", "peak memory", "dataset", "warm report usage")
+    ]
     for side, sha in (("base", base_sha), ("head", head_sha)):
         m = medians[side]
         rows.append(
@@ -267,6 +296,7 @@ def main() -> int:
                 f"{m['cpu_seconds']:.1f}",
                 f"{m['peak_mib']:.0f} MiB",
                 f"{m['dataset_bytes'] / 1e6:,.1f} MB",
+                f"{m['report_seconds']:.3f} s",
             )
         )
     rows.append(
@@ -276,6 +306,7 @@ def main() -> int:
             f"{result['cpu_ratio_median']:.3f}",
             f"{result['peak_ratio']:.3f}",
             "",
+            f"{result['report_ratio_median']:.3f}",
         )
     )
     print(f"{size / 1e6:,.1f} MB of traces ({root.name}), --jobs {args.jobs}, {args.repeat} rounds")

@@ -136,7 +136,7 @@ PAIRED = RUNNER.parent / "paired.py"
     reason="not a git checkout",
 )
 def test_paired_benchmark_smoke(tmp_path: Path) -> None:
-    # the last commit against the working tree, both pure (no compiler run), on a tiny corpus
+    # the last commit against the working tree, both pure, on a tiny corpus
     out = tmp_path / "paired.json"
     command = [sys.executable, str(PAIRED), "--base", "HEAD", "--pure", "--megabytes", "1"]
     command += ["--repeat", "2", "--workdir", str(tmp_path / "work"), "--out", str(out)]
@@ -144,12 +144,15 @@ def test_paired_benchmark_smoke(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "head / base" in done.stdout
     result = json.loads(out.read_text())
-    assert result["build"] == "pure" and result["head"].endswith("+worktree")
+    assert result["build"] == {"base": "pure", "head": "pure"}
+    assert result["head"].endswith("+worktree")
     for side in ("base", "head"):
         assert len(result["runs"][side]) == 2  # one build of each side per round
         assert all(run["seconds"] > 0 and run["peak_mib"] > 0 for run in result["runs"][side])
+        assert all(run["report_seconds"] > 0 for run in result["runs"][side])
         assert result["medians"][side]["dataset_bytes"] > 0
     assert result["time_ratio_median"] > 0 and result["peak_ratio"] > 0
+    assert result["report_ratio_median"] > 0
 
 
 def test_a_runtime_corpus_is_scaled_with_unique_ids(tmp_path: Path) -> None:
