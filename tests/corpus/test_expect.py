@@ -46,6 +46,8 @@ from traceidx.pipeline.job import build
 
 #: the human's own items, in the order the human typed them
 HUMAN_ROLES = ("human.request", "human.steering")
+#: the items a delegated subagent's result is published as in the parent
+SUBAGENT_RESULTS = ("subagent.report", "subagent.activity")
 
 
 def _params() -> list[Any]:
@@ -112,8 +114,8 @@ def _build(folder: str, dataset: Path) -> Published:
             r["native_id"]: r
             for r in dict_rows(
                 con,
-                "SELECT session_id, native_id, runtime, delegated_from, working_directory "
-                "FROM sessions",
+                "SELECT session_id, native_id, runtime, delegated_from, forked_from, "
+                "working_directory, created_at FROM sessions",
             )
         }
         loops: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -204,12 +206,28 @@ def _manifest_session(folder: str, truth: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("folder", "truth"), _params())
-def test_session_working_directory(
+def test_session(
     folder: str, truth: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    """The session's working directory and start; no generated session is a fork."""
     stated = _manifest_session(folder, truth)
     row = published(folder, tmp_path_factory).session(truth)
     assert row["working_directory"] == stated["cwd"], truth["key"]
+    assert row["created_at"] is not None, truth["key"]
+    assert row["forked_from"] is None, truth["key"]
+
+
+@pytest.mark.parametrize("folder", _folders())
+def test_the_dataset_holds_exactly_the_sessions_of_the_ground_truth(
+    folder: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every trace is read into its sessions and nothing else (a file that is no session, a
+    session counted twice); expect.json and manifest.json list the same sessions."""
+    expected = {s["native_session_id"] for s in TRUTHS[folder]["sessions"]}
+    assert set(published(folder, tmp_path_factory).sessions) == expected
+    stated = manifest_sessions(folder)
+    if stated:
+        assert set(stated) == expected
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,6 +248,8 @@ def test_loops_and_outcomes(
             assert outcome in (want["outcome"], None), where
         if n < len(pairs):  # every loop but the last is ended, at the latest by the next
             assert loop["end"] is not None, where
+        if want["outcome"] is None and want["outcome_strict"]:  # the trace stops inside it
+            assert loop["end"] is None, where
 
 
 @pytest.mark.parametrize(("folder", "truth"), _params())
@@ -256,6 +276,9 @@ def test_human_prompts_open_their_loops(
             assert steering == turn.get("steering", []), where
         else:
             assert not requests, f"{where}: not opened by the human"
+            task = (turn or {}).get("prompt")  # a subagent's task is its parent's delegation
+            delegated = [i["text"] for i in items if i["role"] == "agent.delegation"]
+            assert task is None or task not in delegated, f"{where}: the task copied"
     typed = [
         i["text"]
         for i in built.session_items.get(built.session(truth)["session_id"], [])
@@ -377,6 +400,10 @@ def test_delegations(
             assert delegation["record_ids"][: len(records)] == records, where
             task = json.loads(call["arguments"] or "{}").get("prompt")
             assert delegation["text"] == task, f"{where}: the delegated task"
+        # a delegation that returned comes back as the child's report or activity
+        results = [i for i in built.items[loop["loop_id"]] if i["role"] in SUBAGENT_RESULTS]
+        returned = [c for c in want["tool_calls"] if c["delegation"] and c["has_output"]]
+        assert len(results) >= len(returned), f"{where}: subagent results"
 
 
 @pytest.mark.parametrize(("folder", "truth"), _params())
