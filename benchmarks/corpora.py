@@ -2,10 +2,10 @@
 
 * ``scaled(root, megabytes, short_sessions)`` copies the demo's sample (real traces of all four
   runtimes, shipped in ``traceidx/demo/sample``) until the target size is reached; copy *k* has
-  every id rewritten (`traceidx.demo.copy_ids`) and every time moved back *k* days (`traceidx.demo.shift`),
-  so sessions, requests and calls are unique across copies while every line keeps its real
-  shape and size. With ``short_sessions``, only the sample's smaller half of files is copied:
-  many small sources.
+  every id rewritten (`traceidx.demo.copy_ids`) and every time moved back *k* days
+  (`traceidx.demo.shift`), so sessions, requests and calls are unique across copies while every
+  line keeps its real shape and size. With ``short_sessions``, only the sample's smaller half of
+  files is copied: many small sources.
 * ``real_shaped(root, public_claude, copies)`` copies the public Claude Code transcripts
   ``copies`` times, ids rewritten the same way.
 """

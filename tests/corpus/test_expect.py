@@ -257,8 +257,10 @@ def test_human_prompts_open_their_loops(
     folder: str, truth: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """A Loop the human's prompt opened starts with that prompt, its one human.request (after
-    only what the runtime sends with it, runtime.* items: Codex's instructions and context), and holds the turn's steering; any other Loop (a subagent's task, a runtime's notification) holds
-    no human.request; the session's human items are exactly the texts the human typed."""
+    only what the runtime sends with it, runtime.* items: Codex's instructions and context),
+    and holds the turn's steering; any other Loop (a subagent's task, a runtime's notification)
+    holds no human.request and no copy of its task as a delegation; the session's human items
+    are exactly the texts the human typed."""
     built = published(folder, tmp_path_factory)
     stated = _manifest_session(folder, truth)
     for want, loop in built.loop_pairs(truth):
@@ -391,7 +393,9 @@ def test_delegations(
         assert len(delegations) == sum(c["delegation"] for c in want["tool_calls"]), where
         calls = [
             call
-            for expected, call in zip(want["tool_calls"], built.tools.get(loop["loop_id"], []))
+            for expected, call in zip(
+                want["tool_calls"], built.tools.get(loop["loop_id"], []), strict=True
+            )
             if expected["delegation"]
         ]
         for delegation, call in zip(delegations, calls, strict=True):

@@ -24,7 +24,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tests.support.facts import dict_rows
 from tests.support.files import FIXTURES, generated
+from traceidx.analysis.query import connect
+from traceidx.pipeline.job import build
 from traceidx.runtimes import names
 
 #: the generated set's folders (the runtime each folder holds is its expect.json's `runtime`)
@@ -121,3 +124,23 @@ def usage_total(truth: dict[str, Any], *, loops_only: bool = False) -> dict[str,
             for call in calls(session):
                 add_usage(totals, call["usage"])
     return totals
+
+
+def build_folder(folder: str, dataset: Path) -> list[dict[str, Any]]:
+    """Build a folder of the generated set into `dataset`, which must succeed; the build's
+    results (locator, state) of the files it did not read as traces (``skipped``)."""
+    report = build([generated(folder)], dataset, jobs=2)
+    failed = [(r.locator, r.reason) for r in report.results if r.state == "failed"]
+    assert report.exit_code == 0 and not failed, failed
+    return [
+        {"locator": r.locator, "state": r.state} for r in report.results if r.state == "skipped"
+    ]
+
+
+def query(dataset: Path, sql: str) -> list[dict[str, Any]]:
+    """The rows of a query over a built dataset's views, as dicts."""
+    con = connect(dataset)
+    try:
+        return dict_rows(con, sql)
+    finally:
+        con.close()
