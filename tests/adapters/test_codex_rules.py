@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from tests.support.expect import build_folder, manifest, query
 from tests.support.files import corpus_path, fixture_path
 from traceidx.adapters.codex import CodexAdapter, _shell_script
 from traceidx.domain.drafts import DraftItem
@@ -105,3 +106,33 @@ def test_human_input_is_one_item_with_both_records() -> None:
     # no other item repeats a human text (the model-input copy is not a second item)
     texts = [i.value.get("text") for i in items if not i.role.startswith("human.")]
     assert not {h.value["text"] for h in humans} & set(texts)
+
+
+def test_generated_rollouts_against_what_only_codex_states(tmp_path: Path) -> None:
+    """The generated Codex folder (the rest of its ground truth: tests/corpus/test_expect.py):
+    every file but the manifest is read as a rollout; every Loop keeps its turn id; each tool
+    call's exit code is exactly the one the rollout states (the manifest's), also for the
+    interrupted command the contract would allow others for."""
+    dataset = tmp_path / "ds"
+    skipped = {Path(r["locator"]).name for r in build_folder("codex", dataset)}
+    assert skipped <= {"manifest.json"}, skipped
+    stated = manifest("codex")
+    assert stated is not None
+    loops: dict[str, list[dict[str, Any]]] = {}
+    for row in query(
+        dataset,
+        "SELECT s.native_id AS session, l.native_id, "
+        "list(t.exit_code ORDER BY i.loop_position) FILTER (WHERE t.item_id IS NOT NULL) AS codes "
+        "FROM loops l JOIN sessions s USING (session_id) "
+        "LEFT JOIN tool_calls t USING (loop_id) LEFT JOIN items i ON i.item_id = t.item_id "
+        "GROUP BY s.native_id, l.session_position, l.native_id "
+        "ORDER BY s.native_id, l.session_position",
+    ):
+        loops.setdefault(row["session"], []).append(row)
+    for session in stated["sessions"]:
+        published = loops[session["session_id"]]
+        assert len(published) == len(session["turns"]), session["key"]
+        for turn, loop in zip(session["turns"], published, strict=True):
+            where = f"{session['key']} turn {turn['index']}"
+            assert loop["native_id"], where
+            assert (loop["codes"] or []) == [c["exit_code"] for c in turn["tool_calls"]], where

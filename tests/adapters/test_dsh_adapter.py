@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import zstandard
 
-from tests.support.files import DATA, corpus_path, fixture_path
+from tests.support.expect import build_folder, expect, manifest, query
+from tests.support.files import DATA, corpus_path, fixture_path, generated
 from tests.support.golden import project_files
 from traceidx.adapters.dsh import DshAdapter, _seqs
 from traceidx.analysis.query import connect
@@ -416,3 +417,109 @@ def test_claims_dsh_headers_only() -> None:
     assert not DshAdapter.claims([pi])
     assert not DshAdapter.claims([{"type": "turn/start", "data": {"turn": 1}}])
     assert not DshAdapter.claims([json.loads('{"type": "session", "id": "x", "createdAt": true}')])
+
+
+# --------------------------------------------------------------------------------------------
+# The generated set against what only dsh's ground truth states (the rest: tests/corpus/
+# test_expect.py, the same for every runtime)
+
+
+@pytest.fixture(scope="module")
+def generated_dsh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generated dsh folder built once (the shared corpus's, else the committed copies)."""
+    dataset = tmp_path_factory.mktemp("dsh-generated") / "ds"
+    build_folder("dsh", dataset)
+    return dataset
+
+
+def _dsh_manifest() -> list[dict[str, Any]]:
+    found = manifest("dsh")
+    assert found is not None, "the generated dsh folder has no manifest.json"
+    return list(found["sessions"])
+
+
+def _mock_requests(instance: str) -> list[dict[str, Any]]:
+    path = generated("dsh") / instance / "_gen" / "mock-responses.jsonl"
+    lines = path.read_text("utf-8").splitlines() if path.is_file() else []
+    return sorted((json.loads(line) for line in lines if line.strip()), key=lambda r: r["seq"])
+
+
+def _compaction_calls(session: dict[str, Any]) -> dict[int, int]:
+    """turn index -> how many compaction summariser calls the model served during it.
+
+    The model served the main session's steps in order (threads ``main`` and ``post-compact``,
+    answered ``ok``), so the k-th such request is the manifest's k-th step of the session; a
+    compaction call belongs to the turn of the step served before it. (Subagent children share
+    the instance's record under their own thread and compact nothing here.)"""
+    if session["role"] != "main":
+        return {}
+    steps = [t["index"] for t in session["turns"] for _ in t["requests"]]
+    out: dict[int, int] = {}
+    served = 0
+    for request in _mock_requests(session["instance"]):
+        if request["result"] != "ok":
+            continue
+        if request["thread"] in ("main", "post-compact"):
+            served += 1
+        elif request["thread"] == "compact" and served:
+            out[steps[served - 1]] = out.get(steps[served - 1], 0) + 1
+    assert served == len(steps), f"{session['file']}: served steps and manifest steps differ"
+    return out
+
+
+def test_generated_compaction_calls_are_counted() -> None:
+    """The summariser calls dsh makes inside a turn (the model's own record of them) are calls
+    of that turn's Loop in the ground truth, beside the manifest's steps; the set has some."""
+    expected = {s["native_session_id"]: s for s in (expect("dsh") or {"sessions": []})["sessions"]}
+    compactions = 0
+    for session in _dsh_manifest():
+        extra = _compaction_calls(session)
+        compactions += sum(extra.values())
+        loops = {str(loop["index"]): loop for loop in expected[session["session_id"]]["loops"]}
+        for turn in session["turns"]:
+            calls = len(turn["requests"]) + extra.get(turn["index"], 0)
+            assert len(loops[str(turn["index"])]["calls"]) == calls, (session["file"], turn)
+    assert compactions >= 2
+
+
+def test_every_generated_session_file_is_a_zstd_source(generated_dsh: Path) -> None:
+    files = {str((generated("dsh") / s["file"]).resolve()) for s in _dsh_manifest()}
+    by_locator = {s["locator"]: s for s in query(generated_dsh, "SELECT * FROM sources")}
+    assert files <= set(by_locator)
+    assert {by_locator[f]["compression"] for f in files} == {"zstd"}
+    assert {by_locator[f]["runtime"] for f in files} == {"dsh"}
+
+
+def test_generated_loops_are_dsh_turns(generated_dsh: Path) -> None:
+    """A Loop's native id is its dsh turn number; a subagent's task opens its Loop as a Record
+    (no delegation, no human request in the child); a subagent settlement opens one with the
+    report; the session's last final answer is the manifest's."""
+    sessions = {
+        r["native_id"]: r["session_id"]
+        for r in query(generated_dsh, "SELECT session_id, native_id FROM sessions")
+    }
+    loops: dict[int, list[dict[str, Any]]] = {}
+    for row in query(
+        generated_dsh,
+        "SELECT l.session_id, l.native_id, list(i.semantic.role ORDER BY i.loop_position) AS roles,"
+        " list(i.semantic.text.text.value ORDER BY i.loop_position) "
+        "FILTER (WHERE i.semantic.role = 'agent.final_answer') AS finals "
+        "FROM loops l JOIN items i USING (loop_id) "
+        "GROUP BY l.session_id, l.session_position, l.native_id "
+        "ORDER BY l.session_id, l.session_position",
+    ):
+        loops.setdefault(row["session_id"], []).append(row)
+    for session in _dsh_manifest():
+        published = loops[sessions[session["session_id"]]]
+        assert len(published) == len(session["turns"]), session["file"]
+        for turn, loop in zip(session["turns"], published, strict=True):
+            where = f"{session['file']} turn {turn['index']} ({turn['trigger']})"
+            assert loop["native_id"] == str(turn["index"]), where
+            if turn["trigger"] == "agent-task":
+                assert "agent.delegation" not in loop["roles"], where
+                assert "human.request" not in loop["roles"], where
+            elif turn["trigger"] != "user":
+                assert "human.request" not in loop["roles"], where
+                assert loop["roles"][0] == "subagent.report", where
+        answers = [a for loop in published for a in loop["finals"] or []]
+        assert (answers[-1] if answers else None) == session["final_answer"], session["file"]

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.files import corpus_path, fixture_path
+from tests.support.expect import build_folder, manifest, query
+from tests.support.facts import text_of
+from tests.support.files import corpus_path, fixture_path, generated
 from tests.support.pi import HEADER, Chain
 from traceidx.adapters import detect
 from traceidx.adapters.pi import PiAdapter
@@ -254,3 +256,51 @@ def test_a_failed_attempt_is_a_call_of_its_outcome_and_bills_nothing(tmp_path: P
     assert failed and all(tokens is None and unbilled for _, tokens, unbilled in failed)
     assert [c[0] for c in calls if c[0] != "error"] == ["ok"] * (len(calls) - len(failed))
     assert all(tokens > 0 for outcome, tokens, _ in calls if outcome == "ok")
+
+
+# --------------------------------------------------------------------------------------------
+# The generated set against what only Pi's ground truth states (the rest: tests/corpus/
+# test_expect.py, the same for every runtime)
+
+
+def _pi_manifest() -> list[dict[str, Any]]:
+    found = manifest("pi")
+    assert found is not None, "the generated Pi folder has no manifest.json"
+    return list(found["sessions"])
+
+
+def test_every_generated_file_is_a_session() -> None:
+    """Every Pi file of the generated set is one manifest session (that the dataset holds
+    exactly those sessions: tests/corpus/test_expect.py)."""
+    files = sorted(p.name for p in generated("pi").glob("*.jsonl"))
+    assert files == sorted(Path(s["file"]).name for s in _pi_manifest())
+
+
+def test_generated_user_commands_are_session_items(tmp_path: Path) -> None:
+    """A user's own ``!cmd`` (RPC ``bash``, a ``user_bash`` turn): its command and structured
+    exit code, as Session items outside any Loop."""
+    dataset = tmp_path / "ds"
+    build_folder("pi", dataset)
+    items: dict[str, list[dict[str, Any]]] = {}
+    for row in query(
+        dataset,
+        "SELECT s.native_id AS session, i.semantic FROM items i JOIN sessions s USING "
+        "(session_id) WHERE i.loop_id IS NULL ORDER BY s.native_id, i.item_id",
+    ):
+        items.setdefault(row["session"], []).append(row["semantic"])
+    expected_any = False
+    for session in _pi_manifest():
+        found = items.get(session["session_id"], [])
+        commands = [text_of(i, ("context",)) for i in found if i["role"] == "runtime.context"]
+        outputs = [i["tool_output"] for i in found if i["role"] == "tool.output"]
+        expected = [
+            c for t in session["turns"] if t["kind"] == "user_bash" for c in t["tool_calls"]
+        ]
+        expected_any = expected_any or bool(expected)
+        assert commands == [c["command"] for c in expected], session["key"]
+        assert [(o["exit_code"], o["failed"]) for o in outputs] == [
+            (c["exit_code"], c["failed"]) for c in expected
+        ], session["key"]
+        for output, want in zip(outputs, expected, strict=True):
+            assert want["expect_in_output"] in output["text"]["value"], session["key"]
+    assert expected_any  # the set has user commands
