@@ -204,3 +204,26 @@ def test_importing_traceidx_loads_no_data_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_tests_import_only_their_support_and_mirror_the_package() -> None:
+    """No test module imports another (shared helpers live in tests/support), only the
+    benchmarks' own test imports the benchmarks, and each stage has its tests folder."""
+    tests = Path(__file__).resolve().parent
+    for path in tests.rglob("*.py"):
+        if "fixtures" in path.relative_to(tests).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{path.name}: a relative import"
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name.startswith("tests"):
+                    assert name.startswith("tests.support"), f"{path.name} imports {name}"
+                if name.startswith("benchmarks"):
+                    assert path.name == "test_benchmarks.py", f"{path.name} imports {name}"
+    stages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")} - {"sql", "demo"}
+    assert stages <= {p.name for p in tests.iterdir() if p.is_dir()}
