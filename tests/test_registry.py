@@ -121,10 +121,24 @@ def test_every_registered_runtime_has_its_adapter_package() -> None:
         cls = adapter(name)
         assert cls.runtime == name
         assert entry.module == f"traceidx.adapters.{name}.adapter"
-        folder = PACKAGE / "adapters" / name
-        assert (folder / "adapter.py").is_file() and (folder / "wire.py").is_file(), name
         assert entry.homes and all(h.folders for h in entry.homes), name
     assert adapters() == {name: adapter(name) for name in names()}
+
+
+#: the modules every runtime package has (the layout `traceidx.adapters` describes)
+ADAPTER_LAYOUT = ("adapter.py", "wire.py", "state.py", "tools.py", "usage.py")
+
+
+def test_every_runtime_package_has_the_same_layout() -> None:
+    for name in RUNTIMES:
+        folder = PACKAGE / "adapters" / name
+        missing = [module for module in ADAPTER_LAYOUT if not (folder / module).is_file()]
+        assert not missing, f"adapters/{name}/ lacks {', '.join(missing)}"
+        # the adapter class derives from the tools class, which derives from the state class
+        package = f"traceidx.adapters.{name}"
+        chain = [cls.__module__ for cls in adapter(name).__mro__]
+        layers = [f"{package}.{module}" for module in ("adapter", "tools", "state")]
+        assert [m for m in chain if m in layers] == layers, name
 
 
 #: each folder of the generated set -> the runtime that wrote its traces

@@ -4,7 +4,7 @@ longest trace at hand, the sessions of the databases under a folder."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +74,7 @@ def decoded_records(path: Path) -> list[tuple[int, list[Any]]]:
 def item_snapshot(item: DraftItem) -> Any:
     """A draft item as builtins, its loop by start position (a copy taken the moment it is
     drained, to compare with what the adapter holds later)."""
-    copied = {f: getattr(item, f) for f in DraftItem.FIELDS if f != "loop"}
+    copied = {f.name: getattr(item, f.name) for f in fields(DraftItem) if f.name != "loop"}
     copied["loop"] = None if item.loop is None else item.loop.start
     return msgspec.to_builtins(copied)
 

@@ -2,9 +2,12 @@
 
 The runtimes and the module of each adapter are listed once, in `traceidx.runtimes.RUNTIMES`;
 this package imports an adapter's module on first use. Every adapter package has the same
-layout: `adapter` (the adapter class, which dispatches each record), `wire` (the native record
-shapes and the members decoded), `state` (session, loops, responses and usage), `tools` (tool
-calls and outputs), `usage` (the runtime's usage units to the contract's) where it needs one.
+layout: `wire` (the native record shapes and the members decoded), `state` (the `<Rt>State`
+class: session, Loops, responses and usage bookkeeping, draining), `tools` (`<Rt>Tools`, a
+`<Rt>State`: tool calls and outputs), `usage` (the runtime's usage units to the contract's) and
+`adapter` (the registered `<Rt>Adapter`, a `<Rt>Tools`: `claims`, and `feed`, which dispatches
+each record); a package may add modules (Codex and Claude Code add `messages`).
+`tests/test_registry.py` holds every runtime package to this layout.
 Adapters import `base`, `values` and the per-line core (rules, timestamps); never a later
 stage, files or storage.
 """

@@ -6,8 +6,9 @@ from collections import deque
 from typing import Any, Final
 
 from traceidx.adapters.base import Adapter
+from traceidx.adapters.claude_code.usage import output_tokens, usage_of
 from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession, among, unheld_prefix
-from traceidx.domain.rules import UsageSample, usage_sample
+from traceidx.domain.rules import UsageSample
 
 _FINAL_STOP_REASONS: Final = frozenset({"end_turn", "stop_sequence"})
 
@@ -289,24 +290,10 @@ class ClaudeCodeState(Adapter):
         if isinstance(message.get("stop_reason"), str):
             response.stop_reason = message["stop_reason"]
         usage = message.get("usage")
-        if isinstance(usage, dict):
-            output = usage.get("output_tokens")
-            if (
-                isinstance(output, int)
-                and not isinstance(output, bool)
-                and output > response.output
-            ):
-                details = usage.get("output_tokens_details")
-                thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
-                response.output = output
-                response.sample = usage_sample(
-                    input=usage.get("input_tokens"),
-                    output=output,
-                    cached=usage.get("cache_read_input_tokens"),
-                    cache_write=usage.get("cache_creation_input_tokens"),
-                    reasoning=thinking,
-                    input_includes_cache=False,
-                )
+        output = output_tokens(usage)
+        if output is not None and output > response.output:  # the largest line counts
+            response.output = output
+            response.sample = usage_of(usage)
         return response
 
     def _promote_final(self, response: Response) -> None:

@@ -42,15 +42,6 @@ FINAL_STOPS: Final = frozenset({"stop", "length"})
 #: the stop reasons of an attempt that ended without an answer, and the call's outcome
 CALL_FAILURES: Final[dict[str, CallOutcome]] = {"error": "error", "aborted": "aborted"}
 
-# Run phases of the current chain.
-IDLE: Final = "idle"  # no run in progress
-STOPPED: Final = (
-    "stopped"  # generation ended (stop/length); the run ends unless queued input follows
-)
-MODEL: Final = "model"  # a run awaits its next model response
-TOOLS: Final = "tools"  # a run awaits the results of tool calls
-RETRY: Final = "retry"  # a run stopped on an error; Pi may retry it
-
 
 def is_header(obj: dict[str, Any]) -> bool:
     """Pi's ``session`` header; dsh's header has the same ``type`` but an epoch ``createdAt``."""
