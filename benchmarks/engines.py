@@ -141,7 +141,7 @@ def main() -> int:
     args.out.write_text(json.dumps(report, indent=1) + "\n")
     print(
         f"{len(files):,} files, {decoded_mb:,.1f} decoded MB, --jobs {args.jobs}, "
-        f"{args.repeat} interleaved repeats ({report['build']})\n"
+        f"{args.repeat} interleaved repeats\n"
         f"local pool: {medians['local']['seconds']:.2f} s median "
         f"(read {medians['local']['read_s']:.2f} s, publish {medians['local']['publish_s']:.2f} s)"
         f"\nRay:        {medians['ray']['seconds']:.2f} s median "

@@ -467,7 +467,7 @@ def main() -> int:
         "results": results,
         **extra,
     }
-    print(f"traceidx {report['build']} (see benchmarks/README.md: which build is measured)")
+    print(f"traceidx from {TRACEIDX_HOME}")
     print_table(results)
     print(json.dumps(extra, indent=1))
     args.out.parent.mkdir(parents=True, exist_ok=True)
