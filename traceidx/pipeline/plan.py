@@ -3,9 +3,10 @@
 `Changes` is one build's view of the dataset: from the previous manifest and the files on
 disk it decides per source what to do (traceidx.pipeline.sync's rules: unchanged sources are not
 opened; every source already in the dataset is checked, even outside the paths named this
-time), takes each worker's outcome as it arrives, and ends with the new generation's source
-entries and the rows of the previous one that must go. It writes nothing: publication
-(traceidx.pipeline.publish) turns that into parts and a manifest.
+time), takes each worker's outcome as it arrives (its report for the `BuildReport`, its staged
+part for the new entries), and ends with the new generation's source entries and the rows of
+the previous one that must go. It writes nothing: publication (traceidx.pipeline.publish) turns
+that, handed over as `PublishInputs`, into parts and a manifest.
 """
 
 from __future__ import annotations
