@@ -88,9 +88,10 @@ class Staged:
     files: tuple[tuple[str, Spooled], ...] = ()
     #: what lineage reads of the rows spooled to `files` (traceidx.projection.lineage.candidates)
     lineage: tuple[tuple[str, pa.Table], ...] = ()
+    #: the digests of its first records, by record count (of the vanished sources' counts)
     prefix_digests: dict[int, str] = field(default_factory=dict)
-    checkpoint: str | None = None
-    resumed_tail: dict[str, list[int]] | None = None
+    checkpoint: str | None = None  # a new checkpoint, in the staging folder
+    resumed_tail: dict[str, list[int]] | None = None  # ids the resumed checkpoint's tail had
 
 
 @dataclass(frozen=True, slots=True)
