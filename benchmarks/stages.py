@@ -34,7 +34,8 @@ from pathlib import Path
 
 import msgspec
 
-from traceidx.pipeline.worker import Task, process_batch, tune_process
+from traceidx.pipeline.sync import Decision
+from traceidx.pipeline.worker import SourceWork, Task, process_batch, tune_process
 from traceidx.projection.ingest import Settings, ingest
 from traceidx.sources.frame import Framer
 from traceidx.sources.sourceio import StreamStats, logical_chunks, open_regular
@@ -83,7 +84,7 @@ def _spool(files: list[str]) -> None:
     folder = Path(tempfile.mkdtemp(prefix="traceidx-stages-"))
     try:
         task = Task(Settings(), {}, folder, {})
-        work = [(locator, "new", None, None) for locator in files]
+        work = [SourceWork(Decision(locator, "new")) for locator in files]
         for at in range(0, len(work), 128):
             process_batch(work[at : at + 128], task)
     finally:

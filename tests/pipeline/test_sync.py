@@ -226,9 +226,10 @@ def test_batches_take_every_source_once_and_shrink_at_the_end(sizes: list[int]) 
     decisions.insert(len(decisions) // 2, Decision("kept", "unchanged", 1 << 20))
     batches = traceidx.pipeline.worker.plan_batches(decisions, {"s000": "checkpoint"})
     flat = [item for batch in batches for item in batch]
-    assert [locator for locator, *_ in flat] == [f"s{i:03d}" for i in range(len(sizes))]
+    assert [work.decision.locator for work in flat] == [f"s{i:03d}" for i in range(len(sizes))]
     assert all(
-        checkpoint == ("checkpoint" if loc == "s000" else None) for loc, _, checkpoint, _ in flat
+        work.checkpoint == ("checkpoint" if work.decision.locator == "s000" else None)
+        for work in flat
     )
     size = dict(zip((d.locator for d in decisions), (d.size for d in decisions), strict=True))
     left = sum(sizes)
@@ -237,7 +238,7 @@ def test_batches_take_every_source_once_and_shrink_at_the_end(sizes: list[int]) 
         sources, most = (BATCH_SOURCES, BATCH_BYTES)
         if small:
             sources, most = sources // TAIL_SPLIT, most // TAIL_SPLIT
-        total = sum(size[locator] for locator, *_ in batch)
+        total = sum(size[work.decision.locator] for work in batch)
         assert len(batch) <= sources and (total <= most or len(batch) == 1)
         left -= total
 

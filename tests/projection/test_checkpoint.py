@@ -232,7 +232,7 @@ def test_a_copy_that_grows_is_read_whole_and_wins(tmp_path: Path) -> None:
     with copy.open("ab") as out:
         out.writelines(lines[half:])
     report = build([copy], dataset, jobs=1)
-    assert not any(r.resumed_tail is not None for r in report.results)
+    assert not any(r.resumed for r in report.results)
     assert report.copies == {str(original): str(copy)}
     cold = tmp_path / "cold"
     build([source], cold, jobs=1)

@@ -17,14 +17,15 @@ import pytest
 
 from tests.support.facts import database_sessions
 from tests.support.files import fixture_path
-from traceidx.pipeline.worker import Task, process_batch
+from traceidx.pipeline.sync import Decision
+from traceidx.pipeline.worker import SourceWork, Task, process_batch
 from traceidx.projection.ingest import Settings
 
 
-def _work(runtime: str, limit: int) -> list[tuple[str, str, str | None, str | None]]:
+def _work(runtime: str, limit: int) -> list[SourceWork]:
     folder = fixture_path("generated", runtime)
     files = sorted(folder.rglob("*.jsonl*")) + database_sessions(folder)
-    return [(str(path), "new", None, None) for path in files[:limit]]
+    return [SourceWork(Decision(str(path), "new")) for path in files[:limit]]
 
 
 @pytest.mark.parametrize("runtime", ["claude", "codex", "dsh", "opencode", "pi", "qwen"])

@@ -28,8 +28,15 @@ from typing import Any, Literal
 
 from traceidx.errors import PublishError, UsageError, write_failure
 from traceidx.pipeline.sync import Decision
-from traceidx.pipeline.worker import Batch, Task, plan_batches, process_batch, tune_process
-from traceidx.pipeline.worker import Work as SourceWork
+from traceidx.pipeline.worker import (
+    Batch,
+    SourceOutcome,
+    SourceWork,
+    Task,
+    plan_batches,
+    process_batch,
+    tune_process,
+)
 
 Engine = Literal["local", "ray"]
 ENGINES: tuple[Engine, ...] = ("local", "ray")
@@ -109,11 +116,14 @@ def _landed(shipped: Shipped, folder: Path) -> Batch:
     def here(path: str) -> str:
         return str(folder / Path(path).name)
 
-    done.spooled = [(g, t, replace(rows, path=here(rows.path))) for g, t, rows in done.spooled]
-    for outcome in done.outcomes:
-        if outcome.checkpoint is not None:
-            outcome.checkpoint = here(outcome.checkpoint)
-    return done
+    def landed(outcome: SourceOutcome) -> SourceOutcome:
+        staged = outcome.staged
+        if staged is None or staged.checkpoint is None:
+            return outcome
+        return replace(outcome, staged=replace(staged, checkpoint=here(staged.checkpoint)))
+
+    spooled = [(g, t, replace(rows, path=here(rows.path))) for g, t, rows in done.spooled]
+    return replace(done, outcomes=[landed(o) for o in done.outcomes], spooled=spooled)
 
 
 def _on_ray(batches: list[Work], task: Task, jobs: int, address: str | None) -> Iterator[Batch]:

@@ -35,15 +35,15 @@ from traceidx.pipeline.plan import (
     fact_settings,
     repair_scope,
 )
-from traceidx.pipeline.publish import PruneReport, Publication, prune
+from traceidx.pipeline.publish import PruneReport, Publication, PublishInputs, prune
 from traceidx.pipeline.staging import Stage
-from traceidx.pipeline.worker import SourceOutcome, Task, tuned
+from traceidx.pipeline.worker import SourceOutcome, SourceReport, Task, tuned
 from traceidx.projection.encode import IdGuard
 from traceidx.projection.ingest import Settings
 from traceidx.store.manifest import Manifest
 from traceidx.store.open import open_store
 
-__all__ = ["BuildReport", "PruneReport", "SourceOutcome", "build", "prune"]
+__all__ = ["BuildReport", "PruneReport", "SourceOutcome", "SourceReport", "build", "prune"]
 
 
 def build(
@@ -130,9 +130,26 @@ def _run(
         report.sources = changes.entries
         if not changes.changed(bool(stage)):
             return report
-        Publication(changes, stage, jobs).publish()
+        report.sources = Publication(_publish_inputs(changes, stage, jobs)).publish()
     finally:
         stage.discard()
     report.changed = True
     report.generation = changes.generation
     return report
+
+
+def _publish_inputs(changes: Changes, stage: Stage, jobs: int) -> PublishInputs:
+    """What the publication of a build's plan takes of it."""
+    return PublishInputs(
+        store=changes.store,
+        stage=stage,
+        previous=changes.previous,
+        entries=changes.entries,
+        drop=changes.drop,
+        tail_drop=changes.tail_drop,
+        record=changes.record,
+        layout=changes.layout,
+        damaged=changes.damaged,
+        checkpoints=tuple(changes.checkpoints),
+        jobs=jobs,
+    )

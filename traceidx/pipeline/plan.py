@@ -3,16 +3,17 @@
 `Changes` is one build's view of the dataset: from the previous manifest and the files on
 disk it decides per source what to do (traceidx.pipeline.sync's rules: unchanged sources are not
 opened; every source already in the dataset is checked, even outside the paths named this
-time), takes each worker's outcome as it arrives, and ends with the new generation's source
-entries and the rows of the previous one that must go. It writes nothing: publication
-(traceidx.pipeline.publish) turns that into parts and a manifest.
+time), takes each worker's outcome as it arrives (its report for the `BuildReport`, its staged
+part for the new entries), and ends with the new generation's source entries and the rows of
+the previous one that must go. It writes nothing: publication (traceidx.pipeline.publish) turns
+that, handed over as `PublishInputs`, into parts and a manifest.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,8 @@ from traceidx.domain.ids import ID_SCHEME
 from traceidx.domain.schema import schema_digest
 from traceidx.pipeline.copies import originals, prefix_reader, recheck_copies, stage_rows
 from traceidx.pipeline.staging import Stage
-from traceidx.pipeline.sync import Decision, decide
-from traceidx.pipeline.worker import SourceOutcome
+from traceidx.pipeline.sync import Decision, ReportAction, decide
+from traceidx.pipeline.worker import SourceOutcome, SourceReport
 from traceidx.projection.ingest import Settings
 from traceidx.sources import rowsource
 from traceidx.sources.discover import Ignored, KnownDatabase, default_roots, discover
@@ -33,9 +34,10 @@ from traceidx.sources.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
 from traceidx.sources.prefixes import prefix_digest
 from traceidx.store.base import Store
 from traceidx.store.dataset import Partition
-from traceidx.store.manifest import FactSettings, Manifest, SourceEntry
+from traceidx.store.manifest import FactSettings, Manifest, SourceEntry, SourceState
 
-Progress = Callable[[int, int, SourceOutcome], None]
+#: called as each source is settled: how many are, of how many, and the source's report
+Progress = Callable[[int, int, SourceReport], None]
 
 
 def fact_settings(settings: Settings) -> FactSettings:
@@ -78,8 +80,8 @@ class BuildReport:
     dataset: Path
     generation: int
     changed: bool = False
-    results: list[SourceOutcome] = field(default_factory=list)
-    actions: Counter[str] = field(default_factory=Counter)
+    results: list[SourceReport] = field(default_factory=list)
+    actions: Counter[ReportAction] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
     #: paths named like traces that are not regular files, never opened
     ignored: list[Ignored] = field(default_factory=list)
@@ -93,7 +95,7 @@ class BuildReport:
     tightened: int = 0
     sources: dict[str, SourceEntry] = field(default_factory=dict)
 
-    def count(self, state: str) -> int:
+    def count(self, state: SourceState) -> int:
         return sum(1 for r in self.results if r.state == state)
 
     @property
@@ -108,7 +110,7 @@ class BuildReport:
         return {
             "sources": len(self.results),
             "processed": sum(1 for r in self.results if r.action not in ("unchanged", "missing")),
-            "resumed": sum(1 for r in self.results if r.resumed_tail is not None),
+            "resumed": sum(1 for r in self.results if r.resumed),
             "unchanged": self.actions["unchanged"],
             "indexed": self.count("indexed"),
             "skipped": self.count("skipped"),
@@ -231,11 +233,11 @@ class Changes:
         for old in superseded:
             if self._outside(self.known.get(old.locator)):
                 continue  # the file holding its facts is not read by this build either
-            outcome = SourceOutcome(
+            result = SourceReport(
                 old.locator, "superseded", "skipped", f"superseded by {old.by}: {old.why}"
             )
             self.forget(self.known.get(old.locator))
-            report.results.append(outcome)
+            report.results.append(result)
             report.actions["superseded"] += 1
         gone = {s.locator for s in superseded if not self._outside(self.known.get(s.locator))}
         locators = sorted(({c.locator for c in found.candidates} | set(self.known)) - gone)
@@ -255,12 +257,12 @@ class Changes:
                 outside.add(d.locator)
                 self.entries[d.locator] = entry  # not read: as it was
                 report.actions["outside"] += 1
-                self._progress(SourceOutcome(d.locator, "outside", entry.state, entry.reason))
+                self._progress(SourceReport(d.locator, "outside", entry.state, entry.reason))
                 continue
             if d.action == "missing" and entry is not None and self._in_damaged(entry):
                 self.forget(entry)  # its facts were in a damaged part, and its file is gone
                 self.report.lost.append(d.locator)
-                self._progress(SourceOutcome(d.locator, "lost", "skipped", "facts lost"))
+                self._progress(SourceReport(d.locator, "lost", "skipped", "facts lost"))
                 continue
             if d.action == "unchanged" and entry is not None:
                 entry = _seen_at(entry, d.locator, found.databases)
@@ -272,7 +274,7 @@ class Changes:
             else:
                 continue
             report.actions[d.action] += 1
-            self._progress(SourceOutcome(d.locator, d.action, entry.state, entry.reason))
+            self._progress(SourceReport(d.locator, d.action, entry.state, entry.reason))
         return [d for d in decisions if d.ingest and d.locator not in outside]
 
     def _known_databases(self) -> dict[str, KnownDatabase]:
@@ -339,49 +341,52 @@ class Changes:
 
     def consume(self, outcome: SourceOutcome) -> None:
         """Record one source's outcome (its rows are already staged)."""
-        self.report.actions[outcome.action] += 1
-        self._take(outcome)
-        self._progress(outcome)
+        self.report.actions[outcome.report.action] += 1
+        self._progress(self._take(outcome))
 
-    def _take(self, outcome: SourceOutcome) -> None:
-        stored = self.known.get(outcome.locator)
-        if outcome.outside:  # a runtime this build does not read: as it was, or not recorded
+    def _take(self, outcome: SourceOutcome) -> SourceReport:
+        """Take a source's outcome into the new generation's entries; what the report says
+        of it (a vanished source whose facts stay is reported indexed)."""
+        report, staged = outcome.report, outcome.staged
+        stored = self.known.get(report.locator)
+        if staged is None and report.action == "outside":
+            # a runtime this build does not read: as it was, or not recorded
             if stored is not None:
-                self.entries[outcome.locator] = stored
-            return
-        if outcome.vanished:  # between discovery and reading: as if it were missing
+                self.entries[report.locator] = stored
+            return report
+        if staged is None:  # vanished between discovery and reading: as if it were missing
             if stored is not None and self._in_damaged(stored):
                 self.forget(stored)
-                self.report.lost.append(outcome.locator)
+                self.report.lost.append(report.locator)
             elif stored is not None and stored.state == "indexed":
-                self.entries[outcome.locator] = self._kept_missing(stored)
-                outcome.state = "indexed"
-            return
+                self.entries[report.locator] = self._kept_missing(stored)
+                return dataclasses.replace(report, state="indexed")
+            return report
         if stored is not None and stored.state == "indexed" and self._in_damaged(stored):
-            if outcome.state != "indexed":  # it cannot be read again: its facts are lost
-                self.report.lost.append(outcome.locator)
-        elif outcome.state == "failed" and stored is not None and stored.state == "indexed":
+            if report.state != "indexed":  # it cannot be read again: its facts are lost
+                self.report.lost.append(report.locator)
+        elif report.state == "failed" and stored is not None and stored.state == "indexed":
             # its facts as last published stay (as a missing source's do), until a build
             # reads it again: the entry says why this one could not (`failed`)
-            failed = msgspec.structs.replace(stored, missing=False, failed=outcome.reason)
-            self.entries[outcome.locator] = failed
-            return
-        entry = outcome.entry
-        assert entry is not None
-        self.read.add(outcome.locator)
-        tail = outcome.resumed_tail
+            failed = msgspec.structs.replace(stored, missing=False, failed=report.reason)
+            self.entries[report.locator] = failed
+            return report
+        entry = staged.entry
+        self.read.add(report.locator)
+        tail = staged.resumed_tail
         if tail is not None and stored is not None and stored.partition == entry.partition:
             self._forget_tail(stored, tail)
         else:
             self.forget(stored)
-        if outcome.checkpoint is not None:
+        if staged.checkpoint is not None:
             assert entry.source_id is not None
             name = f"checkpoints/{entry.source_id:016x}-{self.generation:06d}.pickle"
-            entry.checkpoint = name
-            self.checkpoints.append((outcome.checkpoint, name))
-        self.entries[outcome.locator] = entry
-        if outcome.prefix_digests:
-            self.live_digests[outcome.locator] = outcome.prefix_digests
+            entry = msgspec.structs.replace(entry, checkpoint=name)
+            self.checkpoints.append((staged.checkpoint, name))
+        self.entries[report.locator] = entry
+        if staged.prefix_digests:
+            self.live_digests[report.locator] = staged.prefix_digests
+        return report
 
     def resolve_moves(self) -> None:
         """Vanished sources whose facts a live file of this build now holds are dropped."""
@@ -401,7 +406,7 @@ class Changes:
                     del self.entries[locator]
                     self.report.actions["moved"] += 1
                     self.report.results.append(
-                        SourceOutcome(locator, "moved", "skipped", f"moved to {live}")
+                        SourceReport(locator, "moved", "skipped", f"moved to {live}")
                     )
                     break
 
@@ -445,9 +450,7 @@ class Changes:
 
     def forget(self, entry: SourceEntry | None) -> None:
         """The rows a stored source published must go."""
-        if entry is not None and entry.state == "indexed" and entry.partition is not None:
-            source = entry.source_id if entry.source_id is not None else -1
-            self.drop.setdefault(Partition.from_key(entry.partition), set()).add(source)
+        _drop(self.drop, entry)
 
     def _forget_tail(self, entry: SourceEntry, tail: dict[str, list[int]]) -> None:
         """The rows a resumed source re-states must go; its settled rows stay."""
@@ -459,13 +462,28 @@ class Changes:
 
     def _kept_missing(self, entry: SourceEntry) -> SourceEntry:
         """The entry of an indexed source whose file is gone (its facts stay)."""
-        kept = msgspec.structs.replace(entry, missing=True)
-        if self.older is not None and kept.fingerprint is None:
-            kept.fingerprint = self.older
-        return kept
+        if self.older is not None and entry.fingerprint is None:
+            return msgspec.structs.replace(entry, missing=True, fingerprint=self.older)
+        return msgspec.structs.replace(entry, missing=True)
 
-    def _progress(self, outcome: SourceOutcome) -> None:
-        self.report.results.append(outcome)
+    def _progress(self, result: SourceReport) -> None:
+        self.report.results.append(result)
         self.done += 1
         if self.progress is not None:
-            self.progress(self.done, self.total, outcome)
+            self.progress(self.done, self.total, result)
+
+
+def dropped(entries: Iterable[SourceEntry]) -> dict[Partition, set[int]]:
+    """The sources whose published rows must go, by the partition that holds them (of
+    `entries`, those whose rows are published)."""
+    drop: dict[Partition, set[int]] = {}
+    for entry in entries:
+        _drop(drop, entry)
+    return drop
+
+
+def _drop(drop: dict[Partition, set[int]], entry: SourceEntry | None) -> None:
+    """Add the source of a stored entry whose rows are published to `drop`."""
+    if entry is not None and entry.state == "indexed" and entry.partition is not None:
+        source = entry.source_id if entry.source_id is not None else -1
+        drop.setdefault(Partition.from_key(entry.partition), set()).add(source)

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from traceidx.domain.model import TABLES
 from traceidx.errors import DatasetError
-from traceidx.pipeline.plan import Changes, fact_settings
+from traceidx.pipeline.plan import dropped, fact_settings
 from traceidx.pipeline.staging import ROW_GROUP_BYTES, PartWriter, Split, Stage
 from traceidx.pipeline.worker import fault_point
 from traceidx.projection import lineage
@@ -35,8 +35,9 @@ from traceidx.projection.ingest import Settings
 from traceidx.projection.links import parts_linking
 from traceidx.projection.links import resolve as resolve_links
 from traceidx.sources.discover import vanished
+from traceidx.store.base import Store
 from traceidx.store.dataset import MAX_BUCKETS, PART_RECORDS, Partition, new_manifest
-from traceidx.store.manifest import PartFile, SourceEntry
+from traceidx.store.manifest import FactSettings, Manifest, PartFile, SourceEntry
 from traceidx.store.open import open_store
 
 #: tables whose rows of a resumed source are all re-stated (one row per source)
@@ -76,21 +77,56 @@ def _sessions_of(entries: dict[str, SourceEntry]) -> set[int]:
     }
 
 
-class Publication:
-    """Writes the generation a build's `Changes` describe, from the rows in `stage`."""
+@dataclass(frozen=True, slots=True)
+class PublishInputs:
+    """What a publication writes the next generation from: a build's plan and what its
+    workers staged (traceidx.pipeline.plan.Changes), or a prune's."""
 
-    def __init__(self, changes: Changes, stage: Stage, jobs: int) -> None:
-        self.changes = changes
-        self.stage = stage
-        self.jobs = jobs
-        self.store = changes.store
-        self.previous = changes.previous
-        self.known = changes.known
-        self.entries = changes.entries
-        self.drop = changes.drop
-        self.tail_drop = changes.tail_drop
-        self.layout = changes.layout
-        self.generation = changes.generation
+    #: the dataset, opened for this build (traceidx.store.base)
+    store: Store
+    #: the staged rows of the sources read (traceidx.pipeline.staging)
+    stage: Stage
+    #: the current generation's manifest (its parts, layout and sources)
+    previous: Manifest
+    #: the next generation's source entries, by locator
+    entries: dict[str, SourceEntry]
+    #: the sources whose previous rows must go, by the partition that holds them
+    drop: dict[Partition, set[int]]
+    #: rows of resumed sources to replace: their tail loops and items, session and source
+    tail_drop: dict[Partition, dict[str, set[int]]]
+    #: the settings that shape facts (recorded in the manifest)
+    record: FactSettings
+    #: each group's bucket count that the staged rows were placed by
+    layout: dict[str, int]
+    #: partitions with a damaged part (keys): rewritten from their sources alone
+    damaged: frozenset[str] = frozenset()
+    #: new checkpoints: staged file -> dataset-relative path
+    checkpoints: tuple[tuple[str, str], ...] = ()
+    #: how many partitions are written side by side
+    jobs: int = 1
+
+    @property
+    def generation(self) -> int:
+        return self.previous.generation + 1
+
+
+class Publication:
+    """Writes the generation its `PublishInputs` describe, from the rows in their stage."""
+
+    def __init__(self, inputs: PublishInputs) -> None:
+        self.stage = inputs.stage
+        self.jobs = inputs.jobs
+        self.store = inputs.store
+        self.previous = inputs.previous
+        self.known = inputs.previous.sources
+        self.entries = inputs.entries
+        self.drop = inputs.drop
+        self.tail_drop = inputs.tail_drop
+        self.layout = inputs.layout
+        self.generation = inputs.generation
+        self.damaged = inputs.damaged
+        self.record = inputs.record
+        self.checkpoints = inputs.checkpoints
 
     def _grown(self) -> dict[str, int]:
         """The bucket count of every group after this build: its count so far, doubled up to
@@ -114,12 +150,15 @@ class Publication:
             layout[group] = next(n for n in options if largest[n] <= target)
         return layout
 
-    def _split(self, layout: dict[str, int]) -> list[tuple[Partition, Split]]:
+    def _split(
+        self, layout: dict[str, int]
+    ) -> tuple[list[tuple[Partition, Split]], dict[str, SourceEntry]]:
         """How the partitions of groups whose bucket count grew are rewritten: each such
         partition with the new partitions its rows go to, `ROUTE_TARGETS` at a time (each
-        time read once). The sources' entries move to their new keys."""
+        time read once); and the sources' entries, moved to their new keys."""
         grown = {g for g, n in layout.items() if n != self.layout.get(g, 1)}
         members: dict[str, dict[int, int]] = {}  # group -> source id -> new bucket
+        entries = dict(self.entries)
         for locator, entry in self.entries.items():
             if not entry.live or entry.partition is None:
                 continue
@@ -128,7 +167,7 @@ class Publication:
                 assert entry.session_id is not None and entry.source_id is not None
                 bucket = entry.session_id % layout[old.group]
                 new = Partition(old.runtime, old.month, bucket)
-                self.entries[locator] = msgspec.structs.replace(entry, partition=new.key)
+                entries[locator] = msgspec.structs.replace(entry, partition=new.key)
                 members.setdefault(old.group, {})[entry.source_id] = bucket
         out = []
         for group in sorted(grown):
@@ -145,16 +184,17 @@ class Publication:
                     out.append(
                         (Partition(runtime, month, origin), Split(wave, source_ids, bucket_ids))
                     )
-        return out
+        return out, entries
 
-    def publish(self) -> None:
-        """Write the changed parts, then swap the new manifest in and remove garbage."""
+    def publish(self) -> dict[str, SourceEntry]:
+        """Write the changed parts, then swap the new manifest in and remove garbage; the
+        published source entries (those of a group whose buckets grew at their new keys)."""
         parts = {k: dict(v) for k, v in self.previous.parts.items()}
         known = _sessions_of(self.entries)
         layout = self._grown()
-        split = self._split(layout)
+        split, entries = self._split(layout)
         grown = {origin.group for origin, _ in split}
-        damaged = {Partition.from_key(key) for key in self.changes.damaged}
+        damaged = {Partition.from_key(key) for key in self.damaged}
         touched = set(self.drop) | set(self.tail_drop) | self.stage.partitions(layout) | damaged
         affected = {p for p in touched if p.group not in grown}
         for key in [k for k in parts if Partition.from_key(k).group in grown]:
@@ -203,7 +243,7 @@ class Publication:
                 writers = {t: PartWriter(self.stage, t, table, links, share) for t in targets}
                 try:
                     kept = old[table].path if table in old else None
-                    if origin.key in self.changes.damaged:
+                    if origin.key in self.damaged:
                         kept = None  # its sources were read again, or their facts are lost
                     for piece in self.stage.previous(table, kept, drop, ids):
                         routed = route.route(table, piece) if route else [(origin, piece)]
@@ -230,11 +270,9 @@ class Publication:
                         parts[partition.key] = new
         if plan is not None:
             self._relink(parts, plan, known_ids)
-        for staged, name in self.changes.checkpoints:
+        for staged, name in self.checkpoints:
             self.store.put(Path(staged), name)
-        manifest = new_manifest(
-            self.previous, self.generation, parts, self.entries, self.changes.record, layout
-        )
+        manifest = new_manifest(self.previous, self.generation, parts, entries, self.record, layout)
         fault_point("swap")
         # locally a swap under the lock; on object storage a conditional write, which fails if
         # another build published this generation first
@@ -242,6 +280,7 @@ class Publication:
         fault_point("collect")
         self.stage.discard()
         self.store.collect_garbage(manifest)
+        return entries
 
     def _lineage(
         self,
@@ -259,7 +298,7 @@ class Publication:
         children: list[lineage.Child] = []
         held = False  # whether a rewritten partition held a delegation or child before
         for origin in sorted({origin for origin, _ in units}):
-            if origin.key in self.changes.damaged:
+            if origin.key in self.damaged:
                 held = True  # not read (it was read again): the links are worked out in full
                 continue
             old = self.previous.parts.get(origin.key, {})
@@ -368,12 +407,16 @@ def prune(dataset: Path | str, *, dry_run: bool = False) -> PruneReport:
         report = PruneReport(previous.generation, gone)
         if dry_run or not gone:
             return report
-        settings = previous.settings or fact_settings(Settings())
-        changes = Changes(store, previous, settings, False)
-        changes.entries.update((k, v) for k, v in known.items() if k not in gone)
-        for locator in gone:
-            changes.forget(known[locator])
-        stage = Stage(store, changes.generation)
-        Publication(changes, stage, 1).publish()
-        report.generation = changes.generation
+        inputs = PublishInputs(
+            store,
+            Stage(store, previous.generation + 1),
+            previous,
+            entries={k: v for k, v in known.items() if k not in gone},
+            drop=dropped(known[locator] for locator in gone),
+            tail_drop={},
+            record=previous.settings or fact_settings(Settings()),
+            layout=previous.layout(),
+        )
+        Publication(inputs).publish()
+        report.generation = inputs.generation
         return report

@@ -62,6 +62,11 @@ Action = Literal[
     "unreadable",
 ]
 
+#: what a build report says became of a source: its sync action, or what planning and the
+#: workers found instead (a file superseded by another, a runtime this build does not read,
+#: facts lost with a damaged part, a vanished file whose facts a live one holds)
+ReportAction = Action | Literal["superseded", "outside", "lost", "moved"]
+
 
 #: the actions that read the source (every one but these two)
 _READ = frozenset(get_args(Action)) - {"unchanged", "missing"}
@@ -69,7 +74,8 @@ _READ = frozenset(get_args(Action)) - {"unchanged", "missing"}
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What to do with one locator, and the origin its source row names."""
+    """What to do with one locator, and the origin its source row names (small and picklable:
+    the workers are handed decisions, traceidx.pipeline.worker)."""
 
     locator: str
     action: Action

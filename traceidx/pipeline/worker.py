@@ -14,7 +14,7 @@ import gc
 import os
 import signal
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,14 +26,14 @@ import pyarrow as pa
 from traceidx.domain.model import TABLES
 from traceidx.errors import PublishError, write_failure
 from traceidx.pipeline.staging import Run, Spooled, fine_bucket, fine_order, spool
-from traceidx.pipeline.sync import Decision
+from traceidx.pipeline.sync import Decision, ReportAction
 from traceidx.projection.checkpoint import code_version
 from traceidx.projection.checkpoint import load as load_checkpoint
 from traceidx.projection.encode import encode_rows, row_count, source_rows
 from traceidx.projection.ingest import Settings, SourceResult, bug_reason, ingest
 from traceidx.projection.lineage import candidates
 from traceidx.store.dataset import Partition
-from traceidx.store.manifest import SourceEntry
+from traceidx.store.manifest import SourceEntry, SourceState
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
 
@@ -47,32 +47,61 @@ def fault_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-@dataclass(slots=True)
-class SourceOutcome:
-    """What a build did with one source (small: the rows themselves go to the stage)."""
+@dataclass(frozen=True, slots=True)
+class SourceWork:
+    """One source of a batch: what sync decided for it, and the stored checkpoint (a file the
+    worker can read) an appended source may resume from. Small and picklable: batches of
+    them go to pool processes and Ray tasks (traceidx.pipeline.engines)."""
+
+    decision: Decision
+    checkpoint: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceReport:
+    """What a build tells of one source (made once: a later finding makes a new one)."""
 
     locator: str
-    action: str
-    state: str
+    action: ReportAction
+    state: SourceState
     reason: str | None = None
     runtime: str | None = None
-    warnings: list[str] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
     unknown_types: dict[str, int] = field(default_factory=dict)
-    entry: SourceEntry | None = None
-    vanished: bool = False
+    #: read on from its stored checkpoint: only the rows it had not settled were read again
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """What reading one source hands on to publication: its new manifest entry, its new
+    checkpoint (in the staging folder), the ids of the resumed checkpoint's tail (the rows it
+    re-states) and the digests of its first records (move detection).
+
+    Within a batch, its rows also travel here: as objects (`rows`, in its `partition`), and
+    as the Arrow files a long source spilled while it was read (`files`) with what lineage
+    reads of them (`lineage`); `process_batch` spools them and hands back neither."""
+
+    entry: SourceEntry
     partition: Partition | None = None
     rows: dict[str, list[Any]] | None = None
-    files: list[tuple[str, Spooled]] = field(default_factory=list)
+    files: tuple[tuple[str, Spooled], ...] = ()
+    #: what lineage reads of the rows spooled to `files` (traceidx.projection.lineage.candidates)
+    lineage: tuple[tuple[str, pa.Table], ...] = ()
+    #: the digests of its first records, by record count (of the vanished sources' counts)
     prefix_digests: dict[int, str] = field(default_factory=dict)
     checkpoint: str | None = None  # a new checkpoint, in the staging folder
     resumed_tail: dict[str, list[int]] | None = None  # ids the resumed checkpoint's tail had
-    #: of a runtime the build does not read (`Settings.runtimes`): not recorded
-    outside: bool = False
-    #: what lineage reads of the rows spooled to `files` (traceidx.projection.lineage.candidates)
-    lineage: list[tuple[str, pa.Table]] = field(default_factory=list)
 
 
-Progress = Callable[[int, int, SourceOutcome], None]
+@dataclass(frozen=True, slots=True)
+class SourceOutcome:
+    """What a worker made of one source: the report, and what publication takes of it (None
+    when nothing was read: the file vanished, action ``missing``, or it is of a runtime the
+    build does not read, action ``outside``)."""
+
+    report: SourceReport
+    staged: Staged | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +111,7 @@ class Task:
     `missing` maps the sessions of vanished sources to their record counts: for a source of
     such a session, the digests of its first records are computed for move detection.
     With a `spool_folder`, rows a long source settles while it is read are written there as
-    Arrow IPC files (`SourceOutcome.files`), so a worker's memory stays bounded; a long
+    Arrow IPC files (`Staged.files`), so a worker's memory stays bounded; a long
     source's checkpoint is written there too. `layout` gives each group's bucket count.
     """
 
@@ -92,17 +121,12 @@ class Task:
     layout: dict[str, int] = field(default_factory=dict)
 
 
-def process(
-    locator: str,
-    action: str,
-    task: Task,
-    checkpoint: str | None = None,
-    origin: str | None = None,
-) -> SourceOutcome:
-    """Ingest and encode one source (runs in a worker process). `checkpoint` names the
+def process(work: SourceWork, task: Task) -> SourceOutcome:
+    """Ingest and encode one source (runs in a worker process). `work.checkpoint` names the
     stored checkpoint of an appended source: if it is still valid, only the lines after it
-    are read. `origin` is the machine or person its source row names."""
+    are read. The decision's `origin` is the machine or person its source row names."""
     fault_point("ingest")
+    locator, origin = work.decision.locator, work.decision.origin
     settings, missing, spool_folder = task.settings, task.missing, task.spool_folder
     files: list[tuple[str, Spooled]] = []
     found: list[tuple[str, pa.Table]] = []  # what lineage reads of the spilled rows
@@ -128,8 +152,8 @@ def process(
 
     counts = {count for counts in (missing or {}).values() for count in counts}
     resume = None
-    if checkpoint is not None and spool_folder is not None:
-        resume = load_checkpoint(Path(checkpoint), locator, code_version())
+    if work.checkpoint is not None and spool_folder is not None:
+        resume = load_checkpoint(Path(work.checkpoint), locator, code_version())
     sink = spill if spool_folder is not None else None
     result = ingest(locator, settings, sink, counts, resume)
     encoded = source_rows(_from(result, origin), task.layout)
@@ -139,21 +163,19 @@ def process(
         encoded = source_rows(_from(result, origin), task.layout)
     if result.state != "indexed":
         discard()
-    outcome = SourceOutcome(
+    report = SourceReport(
         locator,
-        action,
+        work.decision.action,
         result.state,
         result.reason,
         result.runtime,
-        result.warnings,
+        tuple(result.warnings),
         dict(result.unknown_types),
     )
     if result.vanished:
-        outcome.action, outcome.state, outcome.vanished = "missing", "skipped", True
-        return outcome
+        return SourceOutcome(replace(report, action="missing", state="skipped"))
     if result.outside:
-        outcome.action, outcome.outside = "outside", True
-        return outcome
+        return SourceOutcome(replace(report, action="outside"))
     entry = SourceEntry(
         state=result.state,
         runtime=result.runtime,
@@ -174,32 +196,45 @@ def process(
         redacted=dict(result.redacted),
         database=result.database,
     )
-    if encoded is not None and result.projection is not None:
-        outcome.partition, outcome.rows = encoded
-        session_id = result.projection.session.session_id
-        source = result.projection.session.source_ids[0]
-        fine = fine_bucket(session_id)
-        outcome.files = [(table, rows.of_bucket(fine, source)) for table, rows in files]
-        outcome.lineage = list(found)
-        entry.source_id = source
-        entry.session_id = session_id
-        entry.partition = outcome.partition.key
-        entry.records = result.record_count
-        entry.loops = result.loop_count
-        entry.items = result.item_count
-        entry.digest = result.digest
-        for count in (missing or {}).get(session_id, []):
-            if count in result.prefix_digests:
-                outcome.prefix_digests[count] = result.prefix_digests[count]
-        if result.resumed is not None:
-            outcome.resumed_tail = result.resumed.tail
-        if result.checkpoint is not None and spool_folder is not None:
-            result.checkpoint.partition = outcome.partition.key
-            path = spool_folder / f"checkpoint-{uuid.uuid4().hex}.pickle"
-            if result.checkpoint.write(path):
-                outcome.checkpoint = str(path)
-    outcome.entry = entry
-    return outcome
+    if encoded is None or result.projection is None:
+        return SourceOutcome(report, Staged(entry))
+    partition, rows = encoded
+    session_id = result.projection.session.session_id
+    source = result.projection.session.source_ids[0]
+    fine = fine_bucket(session_id)
+    entry = msgspec.structs.replace(
+        entry,
+        source_id=source,
+        session_id=session_id,
+        partition=partition.key,
+        records=result.record_count,
+        loops=result.loop_count,
+        items=result.item_count,
+        digest=result.digest,
+    )
+    digests = {
+        count: result.prefix_digests[count]
+        for count in (missing or {}).get(session_id, [])
+        if count in result.prefix_digests
+    }
+    tail = result.resumed.tail if result.resumed is not None else None
+    checkpoint = None
+    if result.checkpoint is not None and spool_folder is not None:
+        result.checkpoint.partition = partition.key
+        path = spool_folder / f"checkpoint-{uuid.uuid4().hex}.pickle"
+        if result.checkpoint.write(path):
+            checkpoint = str(path)
+    staged = Staged(
+        entry,
+        partition,
+        rows,
+        tuple((table, spooled.of_bucket(fine, source)) for table, spooled in files),
+        tuple(found),
+        digests,
+        checkpoint,
+        tail,
+    )
+    return SourceOutcome(replace(report, resumed=tail is not None), staged)
 
 
 def _from(result: SourceResult, origin: str | None) -> SourceResult:
@@ -209,9 +244,10 @@ def _from(result: SourceResult, origin: str | None) -> SourceResult:
     return result
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Batch:
-    """The outcomes of a batch of sources, and where their rows were spooled, by group."""
+    """The outcomes of a batch of sources (their staged parts without rows: those are
+    spooled), and where their rows were spooled, by group."""
 
     outcomes: list[SourceOutcome]
     spooled: list[tuple[str, str, Spooled]]  # group, table, rows
@@ -260,38 +296,27 @@ def tuned() -> Iterator[None]:
         pa.set_memory_pool(pool)
 
 
-#: one source of a batch: its locator, action, stored checkpoint and origin
-Work = tuple[str, str, str | None, str | None]
-
-
-def process_batch(work: list[Work], task: Task) -> Batch:
+def process_batch(work: list[SourceWork], task: Task) -> Batch:
     """Ingest a batch of sources and spool their rows: one file per table, one run of record
     batches per group (rows long sources flushed while read stay in their own files)."""
-    outcomes = [
-        process(locator, action, task, checkpoint, origin)
-        for locator, action, checkpoint, origin in work
-    ]
+    outcomes = [process(source, task) for source in work]
     try:
         runs = _runs(outcomes)
     except Exception:  # a source's rows do not fit the schema (a bug): find it, fail it alone
-        for outcome in outcomes:
-            if outcome.rows is not None:
-                try:
-                    encode_rows(outcome.rows)
-                except Exception as exc:
-                    _fail(outcome, exc)
+        outcomes = [_encodable(outcome) for outcome in outcomes]
         runs = _runs(outcomes)
     spooled: list[tuple[str, str, Spooled]] = []
     lineage: list[tuple[str, pa.Table]] = []
     members: dict[str, set[int]] = {}  # the sources of each group's runs
     for outcome in outcomes:
-        if outcome.partition is not None:
-            spooled += [(outcome.partition.group, table, rows) for table, rows in outcome.files]
-            lineage += outcome.lineage
-            if outcome.rows is not None and outcome.entry is not None:
-                assert outcome.entry.source_id is not None
-                members.setdefault(outcome.partition.group, set()).add(outcome.entry.source_id)
-        outcome.files, outcome.rows, outcome.lineage = [], None, []
+        staged = outcome.staged
+        if staged is not None and staged.partition is not None:
+            group = staged.partition.group
+            spooled += [(group, table, rows) for table, rows in staged.files]
+            lineage += staged.lineage
+            if staged.rows is not None:
+                assert staged.entry.source_id is not None
+                members.setdefault(group, set()).add(staged.entry.source_id)
     for table in LINEAGE_TABLES:
         lineage += [(table, candidates(table, data)) for _, data, _ in runs.get(table, [])]
     name = uuid.uuid4().hex
@@ -305,7 +330,16 @@ def process_batch(work: list[Work], task: Task) -> Batch:
             ]
         except OSError as exc:
             raise PublishError(write_failure(exc, path)) from exc
-    return Batch(outcomes, spooled, [(t, rows) for t, rows in lineage if rows.num_rows])
+    handed = [_without_rows(outcome) for outcome in outcomes]
+    return Batch(handed, spooled, [(t, rows) for t, rows in lineage if rows.num_rows])
+
+
+def _without_rows(outcome: SourceOutcome) -> SourceOutcome:
+    """The outcome as the build process takes it: its rows are spooled, not handed back."""
+    staged = outcome.staged
+    if staged is None:
+        return outcome
+    return replace(outcome, staged=replace(staged, rows=None, files=(), lineage=()))
 
 
 def _frozen(sources: set[int] | None) -> frozenset[int] | None:
@@ -315,12 +349,13 @@ def _frozen(sources: set[int] | None) -> frozenset[int] | None:
 def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[Run]]:
     """The outcomes' rows as Arrow, by table: one conversion per table, cut into a run per
     group, in which sources are in `fine_order` (in their own order within a fine bucket)."""
-    groups: dict[str, list[tuple[int, int, int, SourceOutcome]]] = {}
+    groups: dict[str, list[tuple[int, int, int, dict[str, list[Any]]]]] = {}
     for at, outcome in enumerate(outcomes):
-        if outcome.partition is not None and outcome.rows is not None:
-            fine = fine_bucket(outcome.rows["sessions"][0].session_id)
-            members = groups.setdefault(outcome.partition.group, [])
-            members.append((fine_order(fine), at, fine, outcome))
+        staged = outcome.staged
+        if staged is not None and staged.partition is not None and staged.rows is not None:
+            fine = fine_bucket(staged.rows["sessions"][0].session_id)
+            members = groups.setdefault(staged.partition.group, [])
+            members.append((fine_order(fine), at, fine, staged.rows))
     order = [(key, sorted(groups[key])) for key in sorted(groups)]
     runs: dict[str, list[Run]] = {}
     for table in TABLES:
@@ -328,9 +363,8 @@ def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[Run]]:
         cuts: list[tuple[str, list[tuple[int, int]]]] = []
         for key, members in order:
             segments: list[tuple[int, int]] = []
-            for _, _, fine, outcome in members:
-                assert outcome.rows is not None
-                rows = outcome.rows.get(table, [])
+            for _, _, fine, by_table in members:
+                rows = by_table.get(table, [])
                 count = row_count(table, rows)
                 if count:
                     objs += rows
@@ -351,19 +385,29 @@ def _runs(outcomes: list[SourceOutcome]) -> dict[str, list[Run]]:
     return runs
 
 
-def _fail(outcome: SourceOutcome, exc: Exception) -> None:
+def _encodable(outcome: SourceOutcome) -> SourceOutcome:
+    """The outcome as it is if its rows can be encoded, else `_failed`."""
+    staged = outcome.staged
+    if staged is None or staged.rows is None:
+        return outcome
+    try:
+        encode_rows(staged.rows)
+    except Exception as exc:
+        return _failed(outcome, exc)
+    return outcome
+
+
+def _failed(outcome: SourceOutcome, exc: Exception) -> SourceOutcome:
     """A source whose rows could not be encoded is failed, and nothing of it is kept."""
-    for _, spooled in outcome.files:
+    staged = outcome.staged
+    assert staged is not None
+    for _, spooled in staged.files:
         Path(spooled.path).unlink(missing_ok=True)
-    if outcome.checkpoint is not None:
-        Path(outcome.checkpoint).unlink(missing_ok=True)
-    reason = bug_reason(outcome.runtime, "while its rows were encoded", exc)
-    outcome.state, outcome.reason, outcome.partition, outcome.rows = "failed", reason, None, None
-    outcome.files, outcome.checkpoint, outcome.resumed_tail = [], None, None
-    outcome.lineage = []
-    outcome.prefix_digests = {}
-    if outcome.entry is not None:
-        outcome.entry = outcome.entry.failed_with(reason)
+    if staged.checkpoint is not None:
+        Path(staged.checkpoint).unlink(missing_ok=True)
+    reason = bug_reason(outcome.report.runtime, "while its rows were encoded", exc)
+    report = replace(outcome.report, state="failed", reason=reason, resumed=False)
+    return SourceOutcome(report, Staged(staged.entry.failed_with(reason)))
 
 
 #: a batch (one task of the pool) holds at most this many sources or this many bytes
@@ -376,9 +420,11 @@ TAIL_BYTES = 4 * BATCH_BYTES
 TAIL_SPLIT = 4
 
 
-def plan_batches(decisions: list[Decision], checkpoints: dict[str, str]) -> list[list[Work]]:
-    batches: list[list[Work]] = []
-    current: list[Work] = []
+def plan_batches(decisions: list[Decision], checkpoints: dict[str, str]) -> list[list[SourceWork]]:
+    """The sources to read, in batches (`checkpoints`: the stored checkpoints of appended
+    sources, by locator)."""
+    batches: list[list[SourceWork]] = []
+    current: list[SourceWork] = []
     size = 0
     work = [d for d in decisions if d.ingest]
     left = sum(d.size for d in work)
@@ -389,7 +435,7 @@ def plan_batches(decisions: list[Decision], checkpoints: dict[str, str]) -> list
         if current and (len(current) >= sources or size + d.size > most):
             batches.append(current)
             current, size = [], 0
-        current.append((d.locator, d.action, checkpoints.get(d.locator), d.origin))
+        current.append(SourceWork(d, checkpoints.get(d.locator)))
         size += d.size
         left -= d.size
     if current:

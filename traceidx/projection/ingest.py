@@ -31,7 +31,7 @@ import json
 import pickle
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import msgspec
 
@@ -60,8 +60,9 @@ from traceidx.sources.sourceio import (
     stat_of,
     valid_utf8,
 )
+from traceidx.store.manifest import SourceState
 
-State = Literal["indexed", "skipped", "failed"]
+State = SourceState  # what came of reading a source (the manifest records it)
 _DECODE: Final = msgspec.json.Decoder()
 #: each adapter's decoder of its records (`Adapter.record_type`), by adapter
 _DECODERS: Final[dict[type[Adapter], msgspec.json.Decoder[Any]]] = {}

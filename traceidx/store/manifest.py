@@ -19,7 +19,7 @@ carry no size or checksum until they are rewritten.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -28,6 +28,10 @@ FORMAT_VERSION = 3
 READABLE_FORMATS = (2, FORMAT_VERSION)
 #: a group's bucket count in a format-2 manifest written before bucket counts were kept
 LEGACY_BUCKETS = 8
+
+#: what the last build made of a source: its facts published, deliberately not recorded (not
+#: a trace, empty, superseded…), or not readable (why, in `reason`)
+SourceState = Literal["indexed", "skipped", "failed"]
 
 
 class PartFile(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -60,7 +64,7 @@ class FactSettings(msgspec.Struct, frozen=True):
 class SourceEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
     """What the last build knew of one source file (`state`: indexed, skipped or failed)."""
 
-    state: str
+    state: SourceState
     runtime: str | None = None
     size: int = 0
     mtime_ns: int = 0
