@@ -1,5 +1,6 @@
 """Analysis: the read side of a published dataset: DuckDB views, reports, prices, search,
-evidence checks, the HTML report and the summary a statusline reads.
+evidence checks, the HTML report, the summary a statusline reads and the usage rollup
+`report usage` answers from.
 
 It may import the domain, sources (to re-read evidence) and the store; never the build.
 """

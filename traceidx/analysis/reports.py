@@ -21,8 +21,6 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from traceidx import runtimes
-from traceidx.analysis import pricing
 from traceidx.errors import ReportError
 
 if TYPE_CHECKING:
@@ -158,6 +156,9 @@ def params(**kwargs: Any) -> ReportParams:
 
 def prepare(con: duckdb.DuckDBPyConnection, p: ReportParams) -> None:
     """Load prices, set the parameters and define the report scope on a connection."""
+    from traceidx import runtimes  # here: `report usage` answered from its rollup needs neither
+    from traceidx.analysis import pricing
+
     if p.period not in PERIODS:
         raise ReportError(f"--period {p.period!r}: choose one of {', '.join(PERIODS)}")
     known = runtimes.names() if p.runtimes else []  # listing them loads every adapter

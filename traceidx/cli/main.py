@@ -15,35 +15,46 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from traceidx.cli.commands import EXIT_OK, Reply, build, live, query
+from traceidx.cli.commands import EXIT_OK, Reply
 from traceidx.cli.output import emit, err
 from traceidx.cli.parser import parser, refuse_wide
 from traceidx.cli.process import configure
 from traceidx.errors import DamagedPart, DatasetLocked, TraceidxError, UsageError
 from traceidx.storage import default_dataset
 
-#: the function of each command (`prices` is a report)
-COMMANDS: dict[str, Callable[[argparse.Namespace], int | Reply]] = {
-    "build": build.cmd_build,
-    "report": query.cmd_report,
-    "prices": query.cmd_report,
-    "prune": build.cmd_prune,
-    "status": build.cmd_status,
-    "sql": query.cmd_sql,
-    "search": query.cmd_search,
-    "watch": live.cmd_watch,
-    "mcp": live.cmd_mcp,
-    "statusline": live.cmd_statusline,
-    "summarize": live.cmd_summarize,
-    "schema": query.cmd_schema,
-    "inspect": query.cmd_inspect,
-    "demo": build.cmd_demo,
+#: the module (in `traceidx.cli.commands`) and function of each command (`prices` is a
+#: report); a command's module is imported when it runs, so `report usage` answered from its
+#: rollup loads no build code
+COMMANDS: dict[str, tuple[str, str]] = {
+    "build": ("build", "cmd_build"),
+    "report": ("query", "cmd_report"),
+    "prices": ("query", "cmd_report"),
+    "prune": ("build", "cmd_prune"),
+    "status": ("build", "cmd_status"),
+    "sql": ("query", "cmd_sql"),
+    "search": ("query", "cmd_search"),
+    "watch": ("live", "cmd_watch"),
+    "mcp": ("live", "cmd_mcp"),
+    "statusline": ("live", "cmd_statusline"),
+    "summarize": ("live", "cmd_summarize"),
+    "schema": ("query", "cmd_schema"),
+    "inspect": ("query", "cmd_inspect"),
+    "demo": ("build", "cmd_demo"),
 }
+
+
+def command(name: str) -> Callable[[argparse.Namespace], int | Reply]:
+    """The function of a command (its module imported on first use)."""
+    module, function = COMMANDS[name]
+    # (an import statement's machinery: `python -X importtime` shows what the command loads)
+    loaded = __import__(f"traceidx.cli.commands.{module}", fromlist=[function])
+    found: Callable[[argparse.Namespace], int | Reply] = getattr(loaded, function)
+    return found
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the command `args` name; print its result in the format asked for."""
-    reply = COMMANDS[args.command](args)
+    reply = command(args.command)(args)
     if isinstance(reply, Reply):
         emit(reply.result, getattr(args, "format", "table"), wide=getattr(args, "wide", False))
         return reply.code

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from traceidx import __version__, runtimes, storage
+from traceidx import __version__, storage
 from traceidx.analysis.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REPORTS
 from traceidx.cli.output import FITTED
 from traceidx.errors import UsageError
@@ -21,9 +21,13 @@ class _RegisteredRuntimes:
     (listing them loads every adapter)."""
 
     def __contains__(self, name: object) -> bool:
+        from traceidx import runtimes
+
         return name in runtimes.names()
 
     def __iter__(self) -> Iterator[str]:
+        from traceidx import runtimes
+
         return iter(runtimes.names())
 
 
@@ -177,7 +181,8 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "summarize",
         parents=[common],
-        help="write the summary statusline reads (statusline starts it when the dataset changed)",
+        help="write the summary statusline reads and the rollup `report usage` answers from "
+        "(statusline starts it when the dataset changed)",
     )
 
     p = sub.add_parser("schema", parents=[common, fmt], help="tables, columns and meanings")

@@ -44,12 +44,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from traceidx.analysis import summary
+    from traceidx.analysis import rollup, summary
 
     if not isinstance(args.dataset, Path):
         raise UsageError("summarize: the summary is kept beside a local dataset only")
-    path = summary.write(args.dataset)
-    sys.stdout.write(f"wrote {path}\n")
+    for path in (summary.write(args.dataset), rollup.write(args.dataset)):
+        sys.stdout.write(f"wrote {path}\n")
     return EXIT_OK
 
 

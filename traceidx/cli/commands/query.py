@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import textwrap
 from pathlib import Path
@@ -26,8 +27,7 @@ def _hint_unknown_models(con: Any, models: list[str] | None) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int | Reply:
-    from traceidx.analysis.query import connect
-    from traceidx.analysis.reports import params, report_detail, report_summary, run_report
+    from traceidx.analysis.reports import params
 
     refuse_options_that_do_not_apply(args)
     p = params(
@@ -41,26 +41,64 @@ def cmd_report(args: argparse.Namespace) -> int | Reply:
         prices=args.prices,
         group_by=args.group_by,
     )
+    output = getattr(args, "output", None)  # only `report` has --output
+    rollup = args.name == "usage" and output is None and isinstance(args.dataset, Path)
+    stamp: list[int] | None = None
+    if rollup:  # from the dataset's usage rollup when it can answer: no data library loads
+        from traceidx.analysis.rollup import answer
+        from traceidx.analysis.summary import manifest_stamp
+
+        found = answer(args.dataset, p)
+        if found is not None:
+            return Reply(_report_rows(args.name, p, *found))
+        stamp = manifest_stamp(args.dataset)  # the manifest `connect` is about to read
+    from traceidx.analysis.query import connect
+    from traceidx.analysis.reports import run_report
+
     con = connect(args.dataset)
     _hint_unknown_models(con, args.model)
-    output = getattr(args, "output", None)  # only `report` has --output
     if args.name == "html":
         return _write_html(con, p, output)
     if output is not None:
         raise UsageError("--output is for `report html`; other reports write to stdout")
     rel = run_report(con, args.name, p)
     columns, data = list(rel.columns), rel.fetchall()
-    total = totals_row(columns, data, "total") if args.name == "usage" else None
+    if rollup:
+        _write_rollup(args.dataset, p, con, stamp)
+    return Reply(_report_rows(args.name, p, columns, data))
+
+
+def _report_rows(name: str, p: Any, columns: list[str], data: list[tuple[Any, ...]]) -> Rows:
+    """A report's rows as every format shows them (a usage report with its totals row)."""
+    from traceidx.analysis.reports import report_detail, report_summary
+
+    total = totals_row(columns, data, "total") if name == "usage" else None
     span = f"{p.since or 'all time'} … {p.until or 'now'}"
-    result = Rows(
+    return Rows(
         columns,
         data,
         total,
-        report_detail(args.name),
-        title=f"{args.name}: {report_summary(args.name)}",
+        report_detail(name),
+        title=f"{name}: {report_summary(name)}",
         heading=(f"({span}, timezone {p.timezone})", ""),
     )
-    return Reply(result)
+
+
+def _write_rollup(dataset: Path, p: Any, con: Any, stamp: list[int] | None) -> None:
+    """Write the dataset's usage rollup after a usage report ran its SQL in the rollup's
+    timezone with the default prices, unless a current one is there (so that the next report
+    answers from it); a dataset folder this user cannot write is left as it is."""
+    import os
+
+    from traceidx.analysis import rollup
+    from traceidx.analysis.reports import local_timezone
+
+    if p.prices is not None or p.timezone != local_timezone() or stamp is None:
+        return
+    if not os.access(dataset, os.W_OK) or rollup.usable(dataset, p.timezone):
+        return
+    with contextlib.suppress(OSError):
+        rollup.write(dataset, con, stamp)
 
 
 def _write_html(con: Any, p: Any, output: Path | None) -> int:

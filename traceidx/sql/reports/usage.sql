@@ -4,14 +4,17 @@
 -- loop counts in the period of its start (day YYYY-MM-DD, ISO week = its Monday's date, month
 -- YYYY-MM); rows without a known time have an empty period. Sums cover the calls that
 -- reported the member; loops_without_usage counts loops whose trace reports no usage;
--- cost_usd sums the calls' costs, each priced on its own (unpriced_calls counts the calls
--- no price matched; a row of only those has an empty cost, never 0).
+-- cost_usd sums the calls' costs, each priced on its own, exactly (as decimals of 15 places;
+-- rounded to 6 once summed), so any grouping of the rows adds up to the same cost
+-- (unpriced_calls counts the calls no price matched; a row of only those has an empty cost,
+-- never 0).
 -- detail (hidden first in a narrow table): calls, cached, cache_write, reasoning, loops_without_usage, unpriced_calls
 WITH rows AS (
     SELECT period_of(c.local_at) AS period, d.runtime, c.model,
         d.* EXCLUDE (session_id, created_at, runtime),
         0 AS loops, 0 AS loops_without_usage, 1 AS calls,
-        c.input, c.cached, c.cache_write, c.output, c.reasoning, c.total, c.cost_usd
+        c.input, c.cached, c.cache_write, c.output, c.reasoning, c.total,
+        c.cost_usd::DECIMAL(38, 15) AS cost_usd
     FROM report_model_calls AS c
     JOIN session_dimensions AS d USING (session_id)
     UNION ALL BY NAME
@@ -33,7 +36,7 @@ SELECT
     sum(reasoning)::BIGINT AS reasoning,
     sum(total)::BIGINT AS total,
     sum(loops_without_usage)::BIGINT AS loops_without_usage,
-    round(sum(cost_usd), 6) AS cost_usd,
+    round(sum(cost_usd), 6)::DOUBLE AS cost_usd,
     count(*) FILTER (WHERE calls = 1 AND cost_usd IS NULL) AS unpriced_calls
 FROM rows
 GROUP BY ALL
