@@ -32,14 +32,13 @@ the SQL on a local dataset in the default timezone with the default prices.
 
 from __future__ import annotations
 
-import json
-import os
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from traceidx import __version__
+from traceidx.analysis import summary
 from traceidx.analysis.reports import DIMENSIONS, PERIODS, report_sql
 from traceidx.analysis.summary import manifest_stamp
 
@@ -137,23 +136,12 @@ def write(
     stamp: list[int] | None = None,
 ) -> Path:
     """Compute and write the rollup (atomically, private as the dataset); see `compute`."""
-    rollup = compute(dataset, con, stamp)
-    target = dataset / NAME
-    partial = dataset / f".{NAME}.{os.getpid()}.partial"
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
-        json.dump(rollup, sink, separators=(",", ":"))
-    partial.replace(target)
-    return target
+    return summary.write_beside(dataset, NAME, compute(dataset, con, stamp))
 
 
 def read(dataset: Path) -> dict[str, Any] | None:
     """The rollup as written, or None when there is none (or it cannot be read)."""
-    try:
-        value = json.loads((dataset / NAME).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
+    return summary.read_beside(dataset, NAME)
 
 
 def current(dataset: Path, timezone: str) -> dict[str, Any] | None:

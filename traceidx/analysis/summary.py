@@ -63,20 +63,29 @@ def compute(dataset: Path, days: int = DAYS) -> dict[str, Any]:
 
 def write(dataset: Path) -> Path:
     """Compute and write the summary (atomically, private as the dataset)."""
-    summary = compute(dataset)
-    target = dataset / NAME
-    partial = dataset / f".{NAME}.{os.getpid()}.partial"
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
-        json.dump(summary, sink, separators=(",", ":"))
-    partial.replace(target)
-    return target
+    return write_beside(dataset, NAME, compute(dataset))
 
 
 def read(dataset: Path) -> dict[str, Any] | None:
     """The summary as written, or None when there is none (or it cannot be read)."""
+    return read_beside(dataset, NAME)
+
+
+def write_beside(dataset: Path, name: str, value: dict[str, Any]) -> Path:
+    """Write a JSON object beside the manifest, atomically and private as the dataset."""
+    target = dataset / name
+    partial = dataset / f".{name}.{os.getpid()}.partial"
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
+        json.dump(value, sink, separators=(",", ":"))
+    partial.replace(target)
+    return target
+
+
+def read_beside(dataset: Path, name: str) -> dict[str, Any] | None:
+    """A JSON object written beside the manifest; None when absent or unreadable."""
     try:
-        value = json.loads((dataset / NAME).read_text("utf-8"))
+        value = json.loads((dataset / name).read_text("utf-8"))
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None
