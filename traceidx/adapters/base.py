@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, TypedDict
 
+import msgspec
+
+from traceidx.adapters.values import declared_command
 from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession, RecordFacts
 from traceidx.domain.timestamps import rfc3339_ms
 
@@ -49,6 +52,15 @@ class Adapter:
     #: record types the adapter does not know, by name: how many records had each
     unknown: dict[str, int]
 
+    def __init__(self) -> None:
+        """The state every adapter keeps: the record being fed (its position and runtime time),
+        the items drafted and not yet drained, the session and the unknown record types."""
+        self.session = None
+        self.items = []
+        self.unknown = {}
+        self.position = 0
+        self.time = None
+
     def emit(
         self,
         role: str,
@@ -76,6 +88,25 @@ class Adapter:
         )
         self.items.append(item)
         return item
+
+    def tool_call(
+        self,
+        name: str | None,
+        call_id: str | None,
+        args: Any,
+        loop: DraftLoop | None,
+        shell_tools: frozenset[str],
+        **members: Any,
+    ) -> DraftItem:
+        """Draft a tool call from its decoded arguments: the tool's name, `members` (a working
+        directory), the arguments as JSON text, and the command of a declared shell tool."""
+        value: dict[str, Any] = {"tool_name": name, **members}
+        if args is not None:
+            value["arguments"] = msgspec.json.encode(args).decode()
+        shell = declared_command(name, args, shell_tools)
+        return self.emit(
+            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
+        )
 
     def enter(self, position: int, obj: Any) -> bool:
         """The start of `feed` most adapters share: note the record's position and, for a JSON

@@ -74,12 +74,11 @@ class ClaudeCodeState(Adapter):
     """What a transcript's adapter keeps between records: the Loops, responses and held items."""
 
     def __init__(self) -> None:
-        self.session: DraftSession | None = None
+        super().__init__()
         self.parent_session: str | None = None
         self.subagent = False
         self.turns: deque[Turn] = deque()  # the Loops not drained yet, in order
         self.turn: Turn | None = None  # the current Loop's
-        self.items: list[DraftItem] = []  # the items not drained yet, in order
         self.loop: DraftLoop | None = None  # the current Loop
         self.open = False  # whether the current Loop may still receive work
         self.pending_start: int | None = None  # runtime input that may start agent work
@@ -94,9 +93,6 @@ class ClaudeCodeState(Adapter):
         self.agent_tasks: dict[str, str] = {}  # task/agent id -> kind ("agent" | call id)
         self.chains: dict[str, Lane] = {}  # uuid of an inline sidechain record -> its lane
         self.in_sidechain = False  # whether the record being fed is an inline sidechain's
-        self.unknown: dict[str, int] = {}
-        self.position = 0
-        self.time: int | None = None
 
     # -- framing callbacks -------------------------------------------------------------------
     def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-import msgspec
-
 from traceidx.adapters.claude_code.messages import notification_tags
 from traceidx.adapters.claude_code.state import ClaudeCodeState
 from traceidx.adapters.claude_code.wire import result_text
-from traceidx.adapters.values import declared_command, str_or_none
+from traceidx.adapters.values import str_or_none
 from traceidx.domain.drafts import DraftLoop
 from traceidx.domain.rules import exit_code_from_header
 
@@ -100,13 +98,7 @@ class ClaudeCodeTools(ClaudeCodeState):
     def _tool_use(self, block: dict[str, Any], loop: DraftLoop, cwd: str | None) -> None:
         name, call_id = str_or_none(block.get("name")), str_or_none(block.get("id"))
         args = block.get("input")
-        value: dict[str, Any] = {"tool_name": name, "working_directory": cwd}
-        if args is not None:
-            value["arguments"] = msgspec.json.encode(args).decode()
-        shell = declared_command(name, args, _SHELL_TOOLS)
-        self.emit(
-            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
-        )
+        self.tool_call(name, call_id, args, loop, _SHELL_TOOLS, working_directory=cwd)
         delegation = None
         if name in _DELEGATION_TOOLS and isinstance(args, dict):  # the call also delegates
             task = {

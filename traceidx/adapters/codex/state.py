@@ -50,14 +50,13 @@ class CodexState(Adapter):
     """What a Codex rollout's adapter keeps between records, and the Loop lifecycle."""
 
     def __init__(self) -> None:
-        self.session: DraftSession | None = None
+        super().__init__()
         self.legacy = False
         self.provider: str | None = None  # the session's model provider, as stated
         self.subagent = False
         self.history_start: int | None = None
         self.loops: list[TurnState] = []
         self.by_turn: dict[str, TurnState] = {}
-        self.items: list[DraftItem] = []
         self.loop: TurnState | None = None
         self.lifecycle = False  # task markers or turn ids seen in this file
         self.task_markers = False  # task_started / task_complete seen in this file
@@ -82,9 +81,6 @@ class CodexState(Adapter):
         self.settings: dict[str, str] = {}  # approval / sandbox setting -> last value seen
         self.last_total: tuple[int, ...] | None = None
         self.last_compaction: DraftItem | None = None
-        self.unknown: dict[str, int] = {}
-        self.position = 0
-        self.time: int | None = None
 
     def drain(self) -> tuple[list[DraftLoop], list[DraftItem]]:
         """Sealed Loops, and the items before the first one a later record may still change."""

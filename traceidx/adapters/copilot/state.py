@@ -61,11 +61,7 @@ class CopilotState(Adapter):
     """What a session log's adapter keeps between records."""
 
     def __init__(self) -> None:
-        self.session: DraftSession | None = None
-        self.items: list[DraftItem] = []  # the items not drained yet, in emission order
-        self.unknown: dict[str, int] = {}
-        self.position = 0
-        self.time: int | None = None
+        super().__init__()
         self.lane = ""  # the agent of the record being fed
         self.turns: deque[Turn] = deque()  # the Loops not drained yet, in order
         self.lanes: dict[str, Turn] = {}  # each agent's Turn while it is not settled

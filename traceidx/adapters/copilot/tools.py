@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from traceidx.adapters.copilot.state import CopilotState
 from traceidx.adapters.copilot.wire import DELEGATION_TOOLS, EXIT_LINE, SHELL_TOOLS
 from traceidx.adapters.values import (
-    declared_command,
     dict_or_empty,
     int_or_none,
     nonempty_str,
@@ -24,13 +21,7 @@ class CopilotTools(CopilotState):
 
     def _call(self, call_id: str | None, name: str | None, args: Any, loop: DraftLoop) -> None:
         """A tool call; a ``task`` call is also the delegation of a subagent run."""
-        value: dict[str, Any] = {"tool_name": name}
-        if args is not None:
-            value["arguments"] = msgspec.json.encode(args).decode()
-        shell = declared_command(name, args, SHELL_TOOLS)
-        self.emit(
-            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
-        )
+        self.tool_call(name, call_id, args, loop, SHELL_TOOLS)
         if name in DELEGATION_TOOLS and isinstance(args, dict):
             task = {
                 "text": str_or_none(args.get("prompt")),

@@ -76,15 +76,13 @@ class DshState(Adapter):
     """What a dsh log's adapter keeps between records, and the turn lifecycle."""
 
     def __init__(self) -> None:
-        self.session: DraftSession | None = None
+        super().__init__()
         self.parent: str | None = None
         self.child = False  # a subagent child: its "user" inputs come from the parent
         self.seed_length: int | None = None
         self.seeded = False
         self.cut: int | None = None  # first record position after the inherited prefix
         self.loops: list[DraftLoop] = []
-        self.items: list[DraftItem] = []
-        self.unknown: dict[str, int] = {}
         self.turn: Turn | None = None
         self.calls: dict[str, Call] = {}
         self.pending_usage: list[tuple[int, UsageSample]] = []  # failed-attempt candidates
@@ -97,8 +95,6 @@ class DshState(Adapter):
         self.effort: tuple[str | None, str] | None = None  # (model, effort) of the last header
         self.window: tuple[str | None, int] | None = None  # (model, context window)
         self.next_seq = 0
-        self.position = 0
-        self.time: int | None = None
         # draining: emission indexes (over the whole source) of the first item still held and
         # of the first not settled; likewise for loops
         self.item_base = 0

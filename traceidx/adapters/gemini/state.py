@@ -76,13 +76,9 @@ class GeminiState(Adapter):
     """What a chat file's adapter keeps between lines: the session, messages and timeline."""
 
     def __init__(self) -> None:
-        self.session: DraftSession | None = None
+        super().__init__()
         self.subagent = False
-        self.items: list[DraftItem] = []
         self.loops: list[DraftLoop] = []
-        self.unknown: dict[str, int] = {}
-        self.position = 0
-        self.time: int | None = None
         self.timeline: list[Entry] = []
         self.live: dict[str, Message] = {}  # the conversation's messages by id (rewinds drop)
         self.order: list[str] = []  # their ids, in the order first written

@@ -17,7 +17,7 @@ import msgspec
 
 from traceidx.adapters.gemini.state import GeminiState
 from traceidx.adapters.gemini.wire import DELEGATION_TOOLS, SHELL_TOOLS, parts_of
-from traceidx.adapters.values import declared_command, dict_or_empty, nonempty_str, str_or_none
+from traceidx.adapters.values import dict_or_empty, nonempty_str, str_or_none
 from traceidx.domain.drafts import DraftItem, DraftLoop
 from traceidx.domain.rules import exit_code_from_header
 from traceidx.domain.timestamps import rfc3339_ms
@@ -111,13 +111,7 @@ class GeminiTools(GeminiState):
         id) when the record names one."""
         name, call_id = str_or_none(call.get("name")), str_or_none(call.get("id"))
         args = call.get("args")
-        value: dict[str, Any] = {"tool_name": name}
-        if args is not None:
-            value["arguments"] = msgspec.json.encode(args).decode()
-        shell = declared_command(name, args, SHELL_TOOLS)
-        self.emit(
-            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
-        )
+        self.tool_call(name, call_id, args, loop, SHELL_TOOLS)
         agent = nonempty_str(call.get("agentId"))
         if agent is None and name not in DELEGATION_TOOLS:
             return False, None

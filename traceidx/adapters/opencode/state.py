@@ -42,12 +42,8 @@ class OpenCodeState(Adapter):
     """What an OpenCode session's adapter keeps between rows, and the turn lifecycle."""
 
     def __init__(self) -> None:
-        self.session: DraftSession | None = None
+        super().__init__()
         self.loops: list[DraftLoop] = []
-        self.items: list[DraftItem] = []
-        self.unknown: dict[str, int] = {}
-        self.position = 0
-        self.time: int | None = None
         self.child = False  # a subagent's session: its prompts come from the parent agent
         self.git = True  # its project is a repository (not OpenCode's ``global`` project)
         self.loop: DraftLoop | None = None  # the Loop of the latest turn

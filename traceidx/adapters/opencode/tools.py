@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from traceidx.adapters.opencode.state import Message, OpenCodeState
 from traceidx.adapters.opencode.wire import (
     DELEGATION_TOOLS,
@@ -14,7 +12,6 @@ from traceidx.adapters.opencode.wire import (
     task_result,
 )
 from traceidx.adapters.values import (
-    declared_command,
     dict_or_empty,
     int_or_none,
     nonempty_str,
@@ -33,13 +30,7 @@ class OpenCodeTools(OpenCodeState):
         name, call_id = nonempty_str(data.get("tool")), nonempty_str(data.get("callID"))
         state = dict_or_empty(data.get("state"))
         args = state.get("input")
-        value: dict[str, Any] = {"tool_name": name, "working_directory": message.cwd}
-        if args is not None:
-            value["arguments"] = msgspec.json.encode(args).decode()
-        shell = declared_command(name, args, SHELL_TOOLS)
-        self.emit(
-            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
-        )
+        self.tool_call(name, call_id, args, loop, SHELL_TOOLS, working_directory=message.cwd)
         status = state.get("status")
         output = str_or_none(state.get("output" if status == "completed" else "error"))
         metadata = dict_or_empty(state.get("metadata"))

@@ -30,12 +30,8 @@ class PiState(Adapter):
     """What a session file's adapter keeps between entries."""
 
     def __init__(self) -> None:
-        self.session: DraftSession | None = None
+        super().__init__()
         self.loops: list[DraftLoop] = []
-        self.items: list[DraftItem] = []
-        self.unknown: dict[str, int] = {}
-        self.position = 0
-        self.time: int | None = None
         # state of the chain being written (see "Entries and the tree" in docs/runtimes/pi.md)
         self.last_key: str | None = None
         self.entries = 0

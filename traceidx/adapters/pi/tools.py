@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from traceidx.adapters.pi.state import MODEL, TOOLS, PiState
 from traceidx.adapters.pi.wire import EXIT_LINE, SHELL_TOOLS
-from traceidx.adapters.values import declared_command, str_or_none
+from traceidx.adapters.values import str_or_none
 from traceidx.domain.drafts import DraftLoop
 from traceidx.domain.rules import exit_code_from_header, message_text
 
@@ -19,13 +17,7 @@ class PiTools(PiState):
     def _tool_call(self, block: dict[str, Any], loop: DraftLoop) -> None:
         name, call_id = str_or_none(block.get("name")), str_or_none(block.get("id"))
         args = block.get("arguments")
-        value: dict[str, Any] = {"tool_name": name}
-        if args is not None:
-            value["arguments"] = msgspec.json.encode(args).decode()
-        shell = declared_command(name, args, SHELL_TOOLS)
-        self.emit(
-            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
-        )
+        self.tool_call(name, call_id, args, loop, SHELL_TOOLS)
         if call_id is not None:
             self.call_loops[call_id] = loop
 

@@ -25,13 +25,9 @@ class QwenState(Adapter):
     """What a chat file's adapter keeps between records."""
 
     def __init__(self) -> None:
-        self.session: DraftSession | None = None
+        super().__init__()
         self.subagent = False
         self.loops: list[DraftLoop] = []  # the Loops not drained yet, in order
-        self.items: list[DraftItem] = []  # the items not drained yet, in order
-        self.unknown: dict[str, int] = {}
-        self.position = 0
-        self.time: int | None = None
         self.loop: DraftLoop | None = None  # the most recently opened Loop
         self.phase = IDLE
         self.waiting: set[str] = set()  # function call ids of the run still without a result

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import msgspec
-
 from traceidx.adapters.qwen.state import ENDED, MODEL, TOOLS, QwenState
 from traceidx.adapters.qwen.wire import (
     CANCELLED,
@@ -14,7 +12,7 @@ from traceidx.adapters.qwen.wire import (
     FAILED_STATUSES,
     SHELL_TOOLS,
 )
-from traceidx.adapters.values import declared_command, dict_or_empty, int_or_none, str_or_none
+from traceidx.adapters.values import dict_or_empty, int_or_none, str_or_none
 from traceidx.domain.drafts import DraftLoop
 
 
@@ -24,19 +22,14 @@ class QwenTools(QwenState):
     def _function_call(self, call: dict[str, Any], loop: DraftLoop, cwd: str | None) -> None:
         name, call_id = str_or_none(call.get("name")), str_or_none(call.get("id"))
         args = call.get("args")
-        value: dict[str, Any] = {"tool_name": name}
-        if args is not None:
-            value["arguments"] = msgspec.json.encode(args).decode()
         # a call runs in the session's directory unless it names another one
         directory = args.get("directory") if isinstance(args, dict) else None
+        where: dict[str, Any] = {}
         if directory is None:
-            value["working_directory"] = cwd
+            where["working_directory"] = cwd
         elif isinstance(directory, str) and os.path.isabs(directory):
-            value["working_directory"] = directory
-        shell = declared_command(name, args, SHELL_TOOLS)
-        self.emit(
-            "agent.tool_call", "structural", value, loop, call_id=call_id, shell_command=shell
-        )
+            where["working_directory"] = directory
+        self.tool_call(name, call_id, args, loop, SHELL_TOOLS, **where)
         if name in DELEGATION_TOOLS and isinstance(args, dict):  # the call also delegates
             task = {
                 "text": str_or_none(args.get("prompt")),
