@@ -40,7 +40,7 @@ def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--dataset",
-        type=location,
+        type=storage.location,
         default=None,
         help="dataset directory or URI, e.g. s3://bucket/prefix "
         "(default: $TRACEIDX_DATASET or $XDG_DATA_HOME/traceidx)",
@@ -239,11 +239,6 @@ def record_id(text: str) -> int:
         return int(text.replace(",", "").replace("_", "").strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a record id: {text!r}") from None
-
-
-def location(text: str) -> Path | str:
-    """A local path, or a URI of a filesystem pyarrow.fs supports (traceidx.storage)."""
-    return storage.location(text)
 
 
 def refuse_wide(args: argparse.Namespace) -> None:

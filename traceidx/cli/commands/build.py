@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from traceidx.cli.commands import EXIT_FAILED, EXIT_OK, Reply
 from traceidx.cli.output import Document, Rows, emit, err, totals_row
-from traceidx.cli.parser import location
 from traceidx.errors import ReportError, UsageError
+from traceidx.storage import location
 from traceidx.store.manifest import Manifest
 
 if TYPE_CHECKING:  # a Store is made only where a command reads the dataset
