@@ -117,11 +117,10 @@ def test_schema_lists_tables_with_descriptions() -> None:
 
 def test_schema_lists_every_shipped_view_as_a_dataset_has_it(built: Path) -> None:
     """Every ``sql/views/*.sql`` view with the columns DuckDB gives it over a real dataset."""
-    from importlib import resources
-
+    from traceidx.analysis import sqlfiles
     from traceidx.analysis.query import connect
 
-    folder = resources.files("traceidx.sql").joinpath("views")
+    folder = sqlfiles.root().joinpath("views")
     shipped = {p.name.removesuffix(".sql") for p in folder.iterdir() if p.name.endswith(".sql")}
     done = traceidx_cli("schema", "--format", "json")
     assert done.returncode == 0, done.stderr

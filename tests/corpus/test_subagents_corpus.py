@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ import pytest
 
 from tests.support.facts import decoded_records, dict_rows
 from tests.support.files import CORPUS, WITH_CORPUS, traceidx_cli
+from traceidx.analysis import sqlfiles
 from traceidx.analysis.query import connect
 from traceidx.pipeline.job import build
 
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(not WITH_CORPUS, reason="the shared corpus is no
 
 VIEWS = sorted(
     Path(p.name).stem
-    for p in resources.files("traceidx.sql").joinpath("views").iterdir()
+    for p in sqlfiles.root().joinpath("views").iterdir()
     if p.name.endswith(".sql")
 )
 #: runtime -> the fewest delegated children the corpus holds (Codex: the 0.142 parent's two;

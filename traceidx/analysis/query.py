@@ -2,8 +2,9 @@
 
 `connect` reads the manifest, exposes each table's live part files as a private relation
 (``_items`` …; an empty relation of the derived schema when a table has no parts) and then runs
-the view definitions shipped in ``traceidx.sql`` (`VIEWS`, in dependency order). Readers use
-the manifest's file list, never a glob, so a build in progress is invisible to them.
+the view definitions shipped with traceidx (`traceidx.analysis.sqlfiles`; `VIEWS`, in
+dependency order). Readers use the manifest's file list, never a glob, so a build in
+progress is invisible to them.
 
 The dataset is a read-only `Store` (traceidx.store.open.reader). One on object storage (a URI,
 traceidx.store.remote) is read through pyarrow.fs: each table's parts are a pyarrow dataset that
@@ -16,12 +17,12 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from traceidx.analysis import sqlfiles
 from traceidx.domain.model import TABLES
 from traceidx.errors import DamagedPart, DatasetError
 from traceidx.storage import default_dataset
@@ -56,7 +57,7 @@ VIEWS: tuple[str, ...] = (
 
 def view_sql(name: str) -> str:
     """The shipped SQL text of one view."""
-    return resources.files("traceidx.sql").joinpath("views", f"{name}.sql").read_text("utf-8")
+    return sqlfiles.text("views", name)
 
 
 def _sql_list(paths: list[str]) -> str:

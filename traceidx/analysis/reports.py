@@ -17,10 +17,10 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import date
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from traceidx.analysis import sqlfiles
 from traceidx.errors import ReportError
 
 if TYPE_CHECKING:
@@ -36,9 +36,7 @@ DEFAULT_GROUP_BY: tuple[str, ...] = ("runtime", "model")
 
 
 def _report_names() -> tuple[str, ...]:
-    folder = resources.files("traceidx.sql").joinpath("reports")
-    names = [p.name[: -len(".sql")] for p in folder.iterdir() if p.name.endswith(".sql")]
-    return tuple(sorted(n for n in names if not n.startswith("_")))
+    return tuple(n for n in sqlfiles.names("reports") if not n.startswith("_"))
 
 
 #: every shipped report, by name
@@ -49,7 +47,7 @@ def report_sql(name: str) -> str:
     """The shipped SQL text of one report (or of ``_scope``)."""
     if name not in REPORTS and name != "_scope":
         raise ReportError(f"no report named {name!r}; reports: {', '.join(REPORTS)}")
-    return resources.files("traceidx.sql").joinpath("reports", f"{name}.sql").read_text("utf-8")
+    return sqlfiles.text("reports", name)
 
 
 _DETAIL = "detail (hidden first in a narrow table):"

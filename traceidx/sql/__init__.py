@@ -1,1 +1,0 @@
-"""SQL shipped with traceidx: view definitions (views/) and report queries (reports/)."""
