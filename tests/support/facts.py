@@ -1,6 +1,6 @@
 """Helpers the corpus tests share: query rows as dicts, an item's text, a file's decoded lines
-(a document's records, a database session's decoded rows), an adapter drained while it reads a file, a runtime's
-longest trace at hand, the sessions of the databases under a folder."""
+(a document's records, a database session's decoded rows), an adapter drained while it reads
+a file, a runtime's longest trace at hand, the sessions of the databases under a folder."""
 
 from __future__ import annotations
 

@@ -97,18 +97,14 @@ class ClineAdapter(ClineTools):
             self.emit("runtime.context", "structural", value, loop)
 
     def _assistant(self, message: dict[str, Any]) -> None:
-        if is_error_display(message):  # the turn ended on an error: no model call
-            loop = self._current()
-            text = "\n".join(b["text"] for b in blocks(message) if isinstance(b.get("text"), str))
-            self.emit(
-                "runtime.notice", "structural", {"text": text or None, "has_images": False}, loop
-            )
-            self._end("failed")
-            return
-        if is_display_only(message):
-            text = "\n".join(b["text"] for b in blocks(message) if isinstance(b.get("text"), str))
-            value = {"text": text or None, "has_images": False}
-            self.emit("runtime.notice", "structural", value, self.loop)
+        if is_display_only(message):  # shown to the user, never sent to the model
+            said = "\n".join(t for b in blocks(message) if isinstance(t := b.get("text"), str))
+            value = {"text": said or None, "has_images": False}
+            if is_error_display(message):  # the turn ended on an error: no model call
+                self.emit("runtime.notice", "structural", value, self._current())
+                self._end("failed")
+            else:
+                self.emit("runtime.notice", "structural", value, self.loop)
             return
         loop = self._response_loop()
         info = dict_or_empty(message.get("modelInfo"))
@@ -125,8 +121,8 @@ class ClineAdapter(ClineTools):
         for block in parts:
             kind = block_kind(block)
             if kind == "thinking":
-                text = block.get("thinking")
-                value = reasoning_value(text if isinstance(text, str) else None)
+                thought = block.get("thinking")
+                value = reasoning_value(thought if isinstance(thought, str) else None)
                 self.emit("agent.reasoning", "structural", value, loop)
             elif kind == "redacted_thinking":
                 self.emit("agent.reasoning", "structural", reasoning_value(None), loop)
