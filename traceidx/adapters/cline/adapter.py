@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traceidx.adapters.cline.tools import ClineTools
+from traceidx.adapters.cline.legacy import FILE, ClineTaskMessages, is_task_file, task_type
 from traceidx.adapters.cline.usage import usage_of
 from traceidx.adapters.cline.wire import (
     block_kind,
@@ -22,20 +22,31 @@ from traceidx.domain.drafts import DraftLoop, RecordFacts
 from traceidx.domain.rules import type_tag
 
 
-class ClineAdapter(ClineTools):
-    """Projects one Cline CLI session document (the format: ``docs/runtimes/cline.md``)."""
+class ClineAdapter(ClineTaskMessages):
+    """Projects one Cline CLI session document, or one task file of Cline's VS Code extension
+    (the formats: ``docs/runtimes/cline.md``)."""
 
     runtime = "cline"
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
-        return is_session_document(head)
+        return is_session_document(head) or is_task_file(head)
 
     def feed(self, position: int, obj: Any) -> RecordFacts:
         self.position = position
         if not isinstance(obj, dict):
             self.count_unknown("<not an object>")
             return RecordFacts(None, None)
+        if position == 0 and FILE in obj:  # a task file's root record
+            self.time = None
+            self._task_head(obj)
+            return RecordFacts(None, "task")
+        if self.legacy:
+            ts = int_or_none(obj.get("ts"))
+            self.time = ts if ts is not None and ts >= 0 else None
+            self._note_time()
+            self._task_message(obj)
+            return RecordFacts(self.time, task_type(obj))
         if is_head(obj):
             self.time = None
             self._head(obj)

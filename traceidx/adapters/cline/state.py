@@ -27,6 +27,9 @@ class ClineState(Adapter):
         self.loop: DraftLoop | None = None  # the most recently opened Loop
         self.final: DraftItem | None = None  # the current Loop's final answer, if any
         self.call_loops: dict[str, DraftLoop] = {}  # tool call id -> its Loop
+        self.legacy = False  # a VS Code extension task file (`legacy`)
+        self.pending_command: tuple[str, DraftItem] | None = None  # its last command, unanswered
+        self.command_output: DraftItem | None = None  # the output of its last command
 
     def finish(self) -> Draft:
         return Draft(self.session, self.loops, self.items, self.unknown)
