@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import traceidx
-from tests.support.facts import trace_files
 from tests.support.files import CORPUS, FIXTURES, fixture_path
 from traceidx.adapters import adapter, adapters, detect
 from traceidx.runtimes import RUNTIMES, declared, names
@@ -174,6 +173,8 @@ def test_each_generated_trace_is_claimed_by_its_own_runtime_only(where: str, fol
     root = (FIXTURES if where == "fixtures" else CORPUS) / "generated" / folder
     if not root.is_dir():
         pytest.skip(f"corpus not available: {root}")
+    from tests.support.facts import trace_files
+
     files = sorted(trace_files(root, logs=True))
     foreign = {"_gen", "_aux"}  # the generators' logs
     traces = [p for p in files if not foreign & set(p.parts) and p.name not in NOT_TRACES]

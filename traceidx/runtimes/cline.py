@@ -5,11 +5,10 @@ from traceidx.runtimes.declare import FileRule, Runtime, TraceHome, kinds
 
 
 def _vscode_tasks(prefix: str) -> tuple[str, ...]:
-    """The task folders of Cline's, Roo Code's and Kilo Code's VS Code extensions in the global
-    storage of VS Code, its Insiders build and VSCodium, under a folder's `prefix`."""
+    """The task folders of Cline's, Roo Code's and Kilo Code's VS Code extensions in VS Code's
+    global storage, under a folder's `prefix`."""
     return tuple(
-        f"{prefix}{editor}/User/globalStorage/{extension}/tasks"
-        for editor in ("Code", "Code - Insiders", "VSCodium")
+        f"{prefix}Code/User/globalStorage/{extension}/tasks"
         for extension in (
             "saoudrizwan.claude-dev",
             "rooveterinaryinc.roo-cline",
@@ -32,8 +31,15 @@ RUNTIME = Runtime(
         TraceHome("CLINE_DIR", ".cline", ("data/sessions", "data/tasks")),
         TraceHome("CLINE_DATA_DIR", ".cline/data", ("sessions", "tasks")),
         TraceHome("CLINE_SESSION_DATA_DIR", ".cline/data/sessions", (".",)),
-        TraceHome("XDG_CONFIG_HOME", ".config", _vscode_tasks("")),
-        TraceHome("HOME", "", _vscode_tasks("Library/Application Support/"), note="macOS"),
+        TraceHome(
+            "XDG_CONFIG_HOME", ".config", _vscode_tasks(""), note="VS Code's settings folder"
+        ),
+        TraceHome(
+            "HOME",
+            "",
+            _vscode_tasks("Library/Application Support/"),
+            note="the home folder: VS Code's on macOS",
+        ),
     ),
     tools=kinds(
         shell="run_commands execute_command",
