@@ -15,7 +15,6 @@ import traceidx
 from tests.support.files import CORPUS, FIXTURES, fixture_path
 from traceidx.adapters import adapter, adapters, detect
 from traceidx.runtimes import RUNTIMES, declared, names
-from traceidx.sources.discover import TRACE_SUFFIXES
 
 PACKAGE = Path(traceidx.__file__).resolve().parent
 
@@ -174,7 +173,9 @@ def test_each_generated_trace_is_claimed_by_its_own_runtime_only(where: str, fol
     root = (FIXTURES if where == "fixtures" else CORPUS) / "generated" / folder
     if not root.is_dir():
         pytest.skip(f"corpus not available: {root}")
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+    from tests.support.facts import trace_files
+
+    files = sorted(trace_files(root, logs=True))
     foreign = {"_gen", "_aux"}  # the generators' logs
     traces = [p for p in files if not foreign & set(p.parts) and p.name not in NOT_TRACES]
     traces += database_sessions(root)  # a database's sessions (OpenCode's)

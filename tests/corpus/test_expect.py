@@ -212,7 +212,8 @@ def test_session(
     """The session's working directory and start; no generated session is a fork."""
     stated = _manifest_session(folder, truth)
     row = published(folder, tmp_path_factory).session(truth)
-    assert row["working_directory"] == stated["cwd"], truth["key"]
+    if "cwd" in stated:  # a subagent's entry may state none (Cline's)
+        assert row["working_directory"] == stated["cwd"], truth["key"]
     assert row["created_at"] is not None, truth["key"]
     assert row["forked_from"] is None, truth["key"]
 
@@ -286,7 +287,7 @@ def test_human_prompts_open_their_loops(
         for i in built.session_items.get(built.session(truth)["session_id"], [])
         if i["role"] in HUMAN_ROLES
     ]
-    assert typed == stated["human_prompts"], truth["key"]
+    assert typed == stated.get("human_prompts", []), truth["key"]
 
 
 @pytest.mark.parametrize(("folder", "truth"), _params())
@@ -358,7 +359,10 @@ def test_tool_calls(
         got = built.tools.get(loop["loop_id"], [])
         assert [c["tool_name"] for c in got] == [c["tool"] for c in want["tool_calls"]], where
         turn = turn_of(stated, want) if stated else None
-        arguments = [c.get("arguments", c.get("input")) for c in (turn or {}).get("tool_calls", [])]
+        stated_calls = (turn or {}).get("tool_calls", [])
+        arguments = [c.get("arguments", c.get("input")) for c in stated_calls]
+        if not all("arguments" in c or "input" in c for c in stated_calls):
+            arguments = []  # the manifest states the calls but not their arguments (Cline's)
         for n, (expected, call) in enumerate(zip(want["tool_calls"], got, strict=True), 1):
             expected = {
                 **expected,
@@ -385,7 +389,7 @@ def test_delegations(
     folder: str, truth: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """A delegating tool call is also an agent.delegation item, starting with the call's own
-    records, whose text is the task the call gave (its ``prompt`` argument)."""
+    records, whose text is the task the call gave (its ``prompt`` argument, Cline's ``task``)."""
     built = published(folder, tmp_path_factory)
     for want, loop in built.loop_pairs(truth):
         where = f"{truth['key']} loop {want['index']}"
@@ -402,7 +406,8 @@ def test_delegations(
             # of the call's records (and may join the records of its result)
             records = call["record_ids"]
             assert delegation["record_ids"][: len(records)] == records, where
-            task = json.loads(call["arguments"] or "{}").get("prompt")
+            arguments = json.loads(call["arguments"] or "{}")
+            task = arguments.get("prompt", arguments.get("task"))  # Cline's: ``task``
             assert delegation["text"] == task, f"{where}: the delegated task"
         # a delegation that returned comes back as the child's report or activity
         results = [i for i in built.items[loop["loop_id"]] if i["role"] in SUBAGENT_RESULTS]

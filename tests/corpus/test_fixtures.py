@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.facts import committed_traces
+from tests.support.facts import committed_traces, trace_files
 from tests.support.files import CORPUS, FIXTURES, WITH_CORPUS, fixture_path
 from traceidx.runtimes import RUNTIMES as REGISTRY
 from traceidx.runtimes import names
@@ -25,7 +25,7 @@ RUNTIMES = tuple(
     for name in names()
     for folder in REGISTRY[name].fixtures
     if (FIXTURES / "generated" / folder / "manifest.json").is_file()
-    and any((FIXTURES / "generated" / folder).rglob("*.jsonl*"))
+    and trace_files(FIXTURES / "generated" / folder)
 )
 
 

@@ -15,7 +15,7 @@ from traceidx.projection.items import ItemColumns, items_table, value_row
 from traceidx.runtimes import RUNTIMES, names
 
 ROOT = ROOT
-SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd", ".messages.json")
 
 
 def _files() -> list[Path]:

@@ -25,7 +25,7 @@ from traceidx.analysis.query import connect
 from traceidx.pipeline.job import build
 from traceidx.projection.ingest import Settings, ingest
 from traceidx.sources.discover import discover, framing_of
-from traceidx.sources.document import frame_document
+from traceidx.sources.document import file_of, frame_document
 from traceidx.sources.frame import fingerprint
 
 LIMIT = 16 << 20
@@ -81,8 +81,23 @@ def test_a_document_that_is_not_json_or_too_long_is_one_record() -> None:
     (long,) = frame_document(b'{"messages": []}', 8)
     assert (long.status, long.line.data, long.line.end) == ("oversized", None, 16)
     assert frame_document(b" \n ", LIMIT) == []
-    (listed,) = frame_document(b"[1, 2]", LIMIT)
-    assert (listed.status, listed.value) == ("ok", [1, 2])
+    (listed,) = frame_document(b'"text"', LIMIT)
+    assert (listed.status, listed.value) == ("ok", "text")
+
+
+def test_an_array_document_is_its_root_then_a_record_per_element() -> None:
+    """Cline's VS Code task files: the root Record names where the file is, as framing was
+    given it; each element is a Record located by its own bytes."""
+    data = b'[{"ts": 1, "say": "task"} ,\n {"ts": 2, "text": "a ] b"}]\n'
+    root, first, second = frame_document(data, LIMIT, file="1700000000000/ui_messages.json")
+    assert (root.path, root.value) == ("$", {"$file": "1700000000000/ui_messages.json"})
+    assert (root.line.start, root.line.end) == (0, len(data) - 1)
+    assert (first.path, first.value) == ("$[0]", {"ts": 1, "say": "task"})
+    assert data[first.line.start : first.line.end] == b'{"ts": 1, "say": "task"}'
+    assert (second.path, second.line.position, second.value["text"]) == ("$[1]", 2, "a ] b")
+    assert file_of("/home/u/tasks/1700000000000/ui_messages.json") == (
+        "1700000000000/ui_messages.json"
+    )
 
 
 def _home(tmp_path: Path) -> Path:

@@ -86,8 +86,8 @@ def turn_of(session: dict[str, Any], loop: dict[str, Any]) -> dict[str, Any] | N
 def is_human_turn(session: dict[str, Any], turn: dict[str, Any]) -> bool:
     """Whether a manifest turn was opened by a prompt the human typed (a subagent's task is a
     ``prompt`` turn too in some manifests, but never one of the session's human prompts)."""
-    kind = turn.get("kind", turn.get("trigger"))
-    return kind in HUMAN_TURNS and turn.get("prompt") in session["human_prompts"]
+    kind = turn.get("kind", turn.get("trigger", "prompt"))  # none stated: a prompt (Cline's)
+    return kind in HUMAN_TURNS and turn.get("prompt") in session.get("human_prompts", [])
 
 
 def calls(session: dict[str, Any]) -> Iterator[dict[str, Any]]:

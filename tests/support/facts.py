@@ -1,6 +1,6 @@
 """Helpers the corpus tests share: query rows as dicts, an item's text, a file's decoded lines
-(a database session's decoded rows), an adapter drained while it reads a file, a runtime's
-longest trace at hand, the sessions of the databases under a folder."""
+(a document's records, a database session's decoded rows), an adapter drained while it reads
+a file, a runtime's longest trace at hand, the sessions of the databases under a folder."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from traceidx.demo import copy_ids
 from traceidx.domain.drafts import DraftItem, DraftLoop
 from traceidx.projection.ingest import split_joined
 from traceidx.sources import rowsource
+from traceidx.sources.discover import framing_of, named_like_trace
+from traceidx.sources.document import frame_document
 from traceidx.sources.frame import frame_bytes
 from traceidx.sources.sourceio import StreamStats, logical_chunks
 from traceidx.store.dataset import read_manifest
@@ -60,6 +62,9 @@ def decoded_records(path: Path) -> list[tuple[int, list[Any]]]:
         return [(n, [_DECODER.decode(line)]) for n, line in enumerate(rowsource.lines(str(path)))]
     with open(path, "rb") as handle:
         data = b"".join(logical_chunks(handle, StreamStats()))
+    if framing_of(str(path)) == "document":  # a JSON document: a record per element
+        parts = frame_document(data, len(data) + 1)
+        return [(p.line.position, [p.value]) for p in parts if p.status == "ok"]
     out: list[tuple[int, list[Any]]] = []
     for line in frame_bytes(data):
         if line.data is None:
@@ -123,15 +128,23 @@ def logical_bytes(path: Path) -> bytes:
         return b"".join(logical_chunks(handle, StreamStats()))
 
 
+def trace_files(folder: Path, logs: bool = False) -> list[Path]:
+    """The files under `folder` a walk takes as trace files (JSON lines, or a file a runtime's
+    registry entry declares), not a database; a generator's logs (``_gen/``) only if `logs`."""
+    return [
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and named_like_trace(str(p.parent), p.name)
+        and rowsource.layout_of(p.name) is None
+        and (logs or "_gen" not in p.parts)
+    ]
+
+
 def committed_traces(runtime: str) -> list[Path]:
     """The committed copies of the generated traces of a runtime (``tests/fixtures/generated``;
     `runtime` is its folder name there), largest first, without ground truth or logs."""
-    suffixes = (".jsonl", ".jsonl.zstd")
-    files = [
-        p
-        for p in (FIXTURES / "generated" / runtime).rglob("*")
-        if p.is_file() and p.name.endswith(suffixes) and "_gen" not in p.parts
-    ]
+    files = trace_files(FIXTURES / "generated" / runtime)
     assert files, f"no committed {runtime} traces"
     return sorted(files, key=lambda p: (-p.stat().st_size, str(p)))
 

@@ -48,7 +48,7 @@ from traceidx.projection.items import ItemColumns
 from traceidx.projection.project import Projection, Projector
 from traceidx.sources import rowsource
 from traceidx.sources.discover import framing_of
-from traceidx.sources.document import frame_document
+from traceidx.sources.document import file_of, frame_document
 from traceidx.sources.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer, fingerprint
 from traceidx.sources.prefixes import head_digest, head_fingerprint
 from traceidx.sources.records import RecordColumns, SourceKeys
@@ -336,7 +336,8 @@ class _Run:
     def document(self, data: bytes) -> None:
         """Take a whole document: its records, each with its JSON path and decoded value."""
         self.paths = {}
-        for part in frame_document(data, self.settings.max_record_bytes):
+        file = file_of(self.result.locator)
+        for part in frame_document(data, self.settings.max_record_bytes, file=file):
             line, status = part.line, part.status
             self.paths[line.position] = part.path
             if self.undecided:

@@ -12,6 +12,13 @@ messages: [...]}``). Discovery chooses this framing for such files
 * positions 1…n, JSON path ``$.messages[i]``: each element of the root's ``messages`` array,
   located by the byte range of that element in the file.
 
+A document whose root is an array (the task files of Cline's VS Code extension:
+``tasks/<task id>/ui_messages.json`` = ``[message, ...]``) has no member naming its session:
+its runtime names the session by the file's folder. Its Records are the root at position 0,
+JSON path ``$``, of which its adapter receives ``{"$file": "<folder>/<file name>"}`` (the last
+two parts of the source's locator, as framing was given them), then each element of the
+array at positions 1…n, JSON path ``$[i]``.
+
 Each Record's fingerprint is taken over exactly its byte range (`traceidx.sources.frame`), so
 `traceidx inspect` re-reads and verifies it as it does a line. A rewrite re-projects the
 source; Record ids are functions of (source, position), so a message that keeps its place in
@@ -37,6 +44,8 @@ _SCALAR_END: Final = re.compile(rb"[\s,\]}]")
 _SPACE: Final = b" \t\r\n"
 #: the member whose elements are Records of their own
 MESSAGES: Final = "messages"
+#: the member of the value an array document's root Record stands for: where the file is
+FILE: Final = "$file"
 
 
 class DocumentRecord:
@@ -127,12 +136,19 @@ def _messages(data: bytes, start: int) -> list[tuple[int, int]] | None:
     return found
 
 
+def file_of(locator: str) -> str:
+    """The last two parts of a source's locator (its folder's name and its file name)."""
+    return "/".join(locator.replace("\\", "/").rstrip("/").split("/")[-2:])
+
+
 def frame_document(
     data: bytes,
     max_record_bytes: int,
     algorithm: str = FINGERPRINT_ALGORITHM,
+    file: str | None = None,
 ) -> list[DocumentRecord]:
-    """The Records of a document's bytes (none for a file holding only white space)."""
+    """The Records of a document's bytes (none for a file holding only white space); `file`
+    is where it is (`file_of` its locator), given to the root Record of an array document."""
     hashed = FINGERPRINTS[algorithm]
     start = _skip_space(data, 0)
     end = len(data)
@@ -149,6 +165,13 @@ def frame_document(
         value = _DECODE.decode(whole)
     except (msgspec.DecodeError, UnicodeDecodeError):
         return [DocumentRecord(root, "$", None, "malformed")]
+    if isinstance(value, list):
+        out = [DocumentRecord(root, "$", {FILE: file}, "ok")]
+        for index, (first, last) in enumerate(_elements(data, start)):
+            element = data[first:last]
+            line = FramedLine(index + 1, first, last, hashed(element), element)
+            out.append(DocumentRecord(line, f"$[{index}]", _DECODE.decode(element), "ok"))
+        return out
     if not isinstance(value, dict):
         return [DocumentRecord(root, "$", value, "ok")]
     ranges = _messages(data, start) if isinstance(value.get(MESSAGES), list) else None
