@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # what the demo needs alone: the runtime dependencies and the html extra (no test tooling)
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: setup demo test lint typecheck chromium unit bench bench-paired bench-runtimes notebooks \
+.PHONY: setup demo test check lint typecheck chromium unit bench bench-paired bench-runtimes notebooks \
 	screenshot clean
 
 $(STAMP): pyproject.toml
@@ -38,10 +38,17 @@ chromium:
 	@test -x /usr/bin/chromium || [ "$$(id -u)" != 0 ] || \
 		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
+# the whole suite on every core (pytest-xdist; a module's tests stay on one worker)
 unit: $(STAMP) chromium
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
+# what CI runs: lint, types and every test
 test: lint typecheck unit
+
+# the developer's loop: lint, types and every test not marked slow (no browser, Ray, S3 server,
+# wheel build, notebooks or benchmarks), on every core
+check: lint typecheck
+	$(BIN)/python -m pytest -n auto --dist loadfile -m "not slow"
 
 screenshot: $(STAMP) chromium
 	$(BIN)/python -m tests.support.screenshot docs/report.png

@@ -54,6 +54,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: the test modules that start a service or a browser, build a wheel or run benchmarks: marked
+#: `slow` (`make check` leaves them out; `make test`, which CI runs, runs everything)
+SLOW_MODULES = frozenset(
+    {
+        "tests/analysis/test_html.py",  # Chromium renders every report
+        "tests/pipeline/test_engines.py",  # a local Ray cluster
+        "tests/store/test_object_storage.py",  # moto's S3 server
+        "tests/store/test_store.py",  # both stores against moto's S3 server
+        "tests/test_benchmarks.py",  # the benchmark runners' smoke runs
+        "tests/test_notebooks.py",  # the notebooks executed in a kernel
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of `SLOW_MODULES` slow (a test may also carry the mark itself)."""
+    root = Path(str(config.rootpath))
+    for item in items:
+        if str(item.path.relative_to(root)) in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 # -- object storage: moto's standalone S3 server ------------------------------------------------
 
 

@@ -92,6 +92,7 @@ def test_every_view_file_is_headed_by_what_it_answers() -> None:
         assert text.startswith(f"-- {name}:"), name
 
 
+@pytest.mark.slow
 def test_sql_ships_inside_the_wheel(tmp_path: Path) -> None:
     """The top-level ``sql/`` ships as ``traceidx/sql``, beside every package and data file."""
     root = ROOT
