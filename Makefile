@@ -6,8 +6,8 @@ STAMP  := $(VENV)/.installed
 # what the demo needs alone: the runtime dependencies and the html extra (no test tooling)
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: setup demo test lint typecheck chromium unit bench bench-paired bench-runtimes notebooks \
-	screenshot clean
+.PHONY: setup demo test lint typecheck chromium inspector unit bench bench-paired bench-runtimes \
+	notebooks screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,12 @@ chromium:
 	@test -x /usr/bin/chromium || [ "$$(id -u)" != 0 ] || \
 		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
-unit: $(STAMP) chromium
+# the MCP Inspector's command line (npm, pinned), a JavaScript client the MCP tests drive the
+# server with; installed into .node/ where node and npm are (else those tests skip)
+inspector: $(STAMP)
+	$(BIN)/python -m tests.support.inspector
+
+unit: $(STAMP) chromium inspector
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit
@@ -61,4 +66,4 @@ bench-runtimes: $(STAMP)
 	$(BIN)/python benchmarks/runtimes.py --out benchmarks/results/runtimes-latest.json
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .node
