@@ -99,7 +99,7 @@ def locked_connection(dataset: Path, memory: str = MEMORY_LIMIT) -> duckdb.DuckD
 
 class Calls:
     """The tool calls' use of one connection: one call at a time, each stopped by DuckDB's own
-    interrupt (from a timer, never a thread kill) once it has run the time limit."""
+    interrupt (from a timer thread, never a thread kill) once it has run the time limit."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, limits: Limits) -> None:
         self.con = con
@@ -112,14 +112,19 @@ class Calls:
         import duckdb
 
         with self._turn:
-            stopped = threading.Event()
+            finished, stopped = threading.Event(), threading.Event()
 
             def stop() -> None:
+                """Once the time is up, interrupt until the work ends (a call of several
+                statements is stopped whichever of them runs)."""
+                if finished.wait(self.limits.timeout):
+                    return
                 stopped.set()
-                self.con.interrupt()
+                while not finished.is_set():
+                    self.con.interrupt()
+                    finished.wait(0.05)
 
-            timer = threading.Timer(self.limits.timeout, stop)
-            timer.daemon = True
+            timer = threading.Thread(target=stop, name="traceidx-mcp-timer", daemon=True)
             timer.start()
             try:
                 return work(self.con)
@@ -138,7 +143,7 @@ class Calls:
                     ) from None
                 raise
             finally:
-                timer.cancel()
+                finished.set()
                 timer.join()  # no interrupt can reach the next call's query
 
 
