@@ -6,8 +6,8 @@ STAMP  := $(VENV)/.installed
 # what the demo needs alone: the runtime dependencies and the html extra (no test tooling)
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: setup demo test check lint typecheck chromium unit bench bench-paired bench-runtimes notebooks \
-	screenshot clean
+.PHONY: setup demo test check lint typecheck chromium inspector unit bench bench-paired \
+	bench-runtimes notebooks screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,8 +38,13 @@ chromium:
 	@test -x /usr/bin/chromium || [ "$$(id -u)" != 0 ] || \
 		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
+# the MCP Inspector's command line (npm, pinned), a JavaScript client the MCP tests drive the
+# server with; installed into .node/ where node and npm are (else those tests skip)
+inspector: $(STAMP)
+	$(BIN)/python -m tests.support.inspector
+
 # the whole suite on every core (pytest-xdist; a module's tests stay on one worker)
-unit: $(STAMP) chromium
+unit: $(STAMP) chromium inspector
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # what CI runs: lint, types and every test
@@ -68,4 +73,4 @@ bench-runtimes: $(STAMP)
 	$(BIN)/python benchmarks/runtimes.py --out benchmarks/results/runtimes-latest.json
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .node

@@ -22,9 +22,10 @@ def _phrase(runtime: str) -> str:
     return f"quokka marmalade {runtime} zeppelin"
 
 
-def _plant(folder: Path, runtime: str) -> str:
-    """Replace the final answer of one session in the copied folder by the runtime's phrase;
-    the session's native id."""
+def _plant(folder: Path, runtime: str, phrase: str | None = None) -> str:
+    """Replace the final answer of one session in the copied folder by `phrase` (default: the
+    runtime's phrase); the session's native id."""
+    phrase = phrase or _phrase(runtime)
     truth = json.loads((folder / "expect.json").read_text("utf-8"))
     for session in truth["sessions"]:
         for loop in session["loops"]:
@@ -37,7 +38,7 @@ def _plant(folder: Path, runtime: str) -> str:
                 with sqlite3.connect(database) as con:
                     changed = con.execute(
                         "UPDATE part SET data = replace(data, ?, ?) WHERE instr(data, ?) > 0",
-                        (encoded, _phrase(runtime), encoded),
+                        (encoded, phrase, encoded),
                     ).rowcount
                 if changed:
                     return str(session["native_session_id"])
@@ -53,7 +54,7 @@ def _plant(folder: Path, runtime: str) -> str:
             text = data.decode("utf-8")
             if encoded not in text:
                 continue
-            planted = text.replace(encoded, _phrase(runtime)).encode("utf-8")
+            planted = text.replace(encoded, phrase).encode("utf-8")
             path.write_bytes(zstandard.ZstdCompressor().compress(planted) if zstd else planted)
             return str(session["native_session_id"])
     raise AssertionError(f"{runtime}: no final answer to plant the phrase in")
@@ -130,3 +131,55 @@ def test_a_bad_search_is_refused_in_one_line(
     dataset, _ = planted
     done = traceidx_cli("search", "--dataset", str(dataset), *args)
     assert done.returncode == 2 and says in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+#: a prompt in many scripts: whole words in spaced scripts, substrings in unspaced ones
+SCRIPTS = (
+    "Der Plan ist übersichtlich; le café est prêt; Москва слезам не верит; "
+    "η Αθήνα είναι όμορφη; 明日東京タワーに行きます; 我们在北京开会; ภาษาไทยง่ายมาก"
+)
+
+
+@pytest.fixture(scope="module")
+def scripts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("scripts")
+    copy = root / "traces" / "pi"
+    shutil.copytree(FIXTURES / "generated" / "pi", copy)
+    session = _plant(copy, "pi", SCRIPTS)
+    dataset = root / "dataset"
+    done = traceidx_cli("build", "--dataset", str(dataset), str(root / "traces"))
+    assert done.returncode == 0, done.stderr
+    return dataset, session
+
+
+@pytest.mark.parametrize(
+    ("words", "shows"),
+    [
+        (("übersichtlich",), "übersichtlich"),  # Latin with accents, any case
+        (("ÜBERSICHTLICH",), "übersichtlich"),
+        (("café",), "le café est prêt"),
+        (("CAFÉ", "prêt"), "le café est prêt"),
+        (("москва",), "Москва слезам"),  # Cyrillic
+        (("ΑΘΉΝΑ",), "η Αθήνα είναι"),  # Greek
+        (("東京",), "明日東京タワー"),  # Japanese: a substring
+        (("タワー",), "東京タワーに"),
+        (("北京",), "我们在北京开会"),  # Chinese
+        (("ไทย",), "ภาษาไทยง่ายมาก"),  # Thai
+    ],
+)
+def test_words_of_every_script_are_found(
+    scripts: tuple[Path, str], words: tuple[str, ...], shows: str
+) -> None:
+    dataset, session = scripts
+    rows = [r for r in _search(dataset, *words, "--limit", "100") if r["session"] == session]
+    assert len(rows) == 1 and shows in rows[0]["snippet"], rows
+
+
+@pytest.mark.parametrize("part", ["übersicht", "caf", "Моск", "Αθήν", "sichtlich"])
+def test_part_of_a_word_of_a_spaced_script_is_not_a_word(
+    scripts: tuple[Path, str], part: str
+) -> None:
+    dataset, session = scripts
+    assert _search(dataset, part) == []
+    inside = _search(dataset, "--regex", f"(?i){part}")  # there, inside a longer word
+    assert [r["session"] for r in inside] == [session]

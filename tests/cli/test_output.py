@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from tests.support.files import traceidx_cli
 from traceidx.analysis.query import connect
 from traceidx.analysis.reports import REPORTS, params, report_detail, run_report
-from traceidx.cli.output import DEFAULT_WIDTH, print_rows, readable
+from traceidx.analysis.rows import holds_ids
+from traceidx.cli.output import DEFAULT_WIDTH, Document, emit, print_rows, readable
 
 
 def printed(*args: Any, **kwargs: Any) -> str:
@@ -105,7 +106,10 @@ def markdown_columns(text: str) -> list[str]:
 def test_json_and_csv_stay_raw(result: tuple[list[str], list[tuple[Any, ...]]]) -> None:
     columns, rows = result
     data = json.loads(printed(columns, rows, "json"))
-    assert [list(d.values()) for d in data] == [list(r) for r in rows]
+    ids = [holds_ids(c) for c in columns]
+    assert [list(d.values()) for d in data] == [
+        [str(v) if i and type(v) is int else v for i, v in zip(ids, r, strict=True)] for r in rows
+    ]
     table = list(csv.reader(io.StringIO(printed(columns, rows, "csv"))))
     assert table[0] == columns
     assert len(table) == len(rows) + 1
@@ -186,3 +190,49 @@ def test_columns_is_honoured_when_piped(demo_dataset: Path) -> None:
         assert "cost_usd" in table_columns(table), width
         for model in {r["model"] for r in rows if r["model"]}:
             assert model in table, (width, model)
+
+
+def test_json_never_carries_a_number_a_double_rounds() -> None:
+    """Ids (``*_id``, ``*_ids``, ``id``, in structs too) are strings whatever their value, and
+    so is any other integer beyond 2**53 - 1; smaller numbers stay numbers."""
+    big = 2**63 - 25
+    columns = ["record_id", "record_ids", "id", "n", "total", "semantic", "ratio"]
+    rows = [(big, [big, 7], 12, big, 2**53 - 1, {"child_session_id": 3, "count": 4}, 0.5)]
+    data = json.loads(printed(columns, rows, "json"))
+    assert data == [
+        {
+            "record_id": str(big),
+            "record_ids": [str(big), "7"],
+            "id": "12",
+            "n": str(big),
+            "total": 2**53 - 1,
+            "semantic": {"child_session_id": "3", "count": 4},
+            "ratio": 0.5,
+        }
+    ]
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        emit(Document({"record_id": big, "content_range": {"start": 1, "end": big}}, ""), "json")
+    assert json.loads(buffer.getvalue()) == {
+        "record_id": str(big),
+        "content_range": {"start": 1, "end": str(big)},
+    }
+
+
+def test_cli_json_ids_are_strings_that_inspect_takes_back(demo_dataset: Path) -> None:
+    query = (
+        "SELECT record_id, record_id + 0 AS copy, [record_id] AS record_ids, source_position "
+        "FROM records ORDER BY record_id DESC LIMIT 1"
+    )
+    base = ("--dataset", str(demo_dataset))
+    done = traceidx_cli("sql", *base, "--format", "json", query)
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)
+    exact = connect(demo_dataset).execute("SELECT max(record_id) FROM records").fetchall()[0][0]
+    assert exact > 2**53 and row["record_id"] == str(exact)  # exact, as the dataset holds it
+    assert row["copy"] == row["record_id"] and row["record_ids"] == [row["record_id"]]
+    assert isinstance(row["source_position"], int)
+    for typed in (row["record_id"], f'"{row["record_id"]}"'):  # as JSON shows it, quotes too
+        shown = traceidx_cli("inspect", *base, "--format", "json", typed)
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["record_id"] == row["record_id"]

@@ -4,7 +4,9 @@ The one place the output format is applied: a command hands its result (`Rows`, 
 or a `Document`, one structured value) to `emit` with the format the user asked for, and
 `emit` alone decides what that format shows.
 
-JSON and CSV carry the raw values. The human formats (table, markdown) show integers with
+JSON and CSV carry the raw values; JSON writes ids (``id``, ``*_id``, ``*_ids``) and any integer
+beyond 2**53 - 1 as strings, so that a reader holding numbers as doubles (JavaScript, jq before
+1.7) gets them exactly. The human formats (table, markdown) show integers with
 thousands separators, costs (columns ending ``_usd``) to the cent, other fractions to three
 decimals, and fit a width (``COLUMNS`` when set, else the terminal's, else 100 columns):
 long texts are clipped first, then the columns named as detail are hidden, then texts are
@@ -28,7 +30,7 @@ from decimal import Decimal
 from functools import partial
 from typing import Any, Final
 
-from traceidx.analysis.rows import UNKNOWN, jsonable
+from traceidx.analysis.rows import UNKNOWN, jsonable, portable
 
 #: the width the human formats fit when stdout is not a terminal
 DEFAULT_WIDTH: Final = 100
@@ -251,7 +253,7 @@ def print_rows(
     """
     out = sys.stdout
     if fmt == "json":
-        data = [{c: jsonable(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+        data = [{c: portable(v, c) for c, v in zip(columns, row, strict=True)} for row in rows]
         json.dump(data, out, ensure_ascii=False)
         out.write("\n")
         return
@@ -371,7 +373,7 @@ def emit(result: Result, fmt: str, *, wide: bool = False) -> None:
     out = sys.stdout
     if isinstance(result, Document):
         if fmt == "json":
-            json.dump(result.data, out, ensure_ascii=False, indent=result.indent)
+            json.dump(portable(result.data), out, ensure_ascii=False, indent=result.indent)
             out.write("\n")
         else:
             out.write(result.text)

@@ -171,6 +171,21 @@ def parser() -> argparse.ArgumentParser:
         help="serve the dataset to coding agents over MCP (stdio; read-only: sql, report, "
         "schema, inspect, search)",
     )
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop a tool call's query after this many seconds "
+        "(default: $TRACEIDX_MCP_TIMEOUT, else 30)",
+    )
+    p.add_argument(
+        "--memory-limit",
+        default=None,
+        metavar="SIZE",
+        help="the most memory the queries may take, e.g. 512MB, 2GB "
+        "(default: $TRACEIDX_MCP_MEMORY_LIMIT, else 1GB)",
+    )
 
     p = sub.add_parser(
         "statusline",
@@ -234,11 +249,23 @@ def positive(text: str) -> int:
 
 
 def record_id(text: str) -> int:
-    """An id as typed or pasted (thousands separators, as older tables printed them, allowed)."""
+    """An id as typed or pasted: its digits, also quoted as JSON writes it or with thousands
+    separators as older tables printed it."""
     try:
-        return int(text.replace(",", "").replace("_", "").strip())
+        return int(text.strip().strip('"').replace(",", "").replace("_", "").strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a record id: {text!r}") from None
+
+
+def seconds(text: str) -> float:
+    """A duration given on the command line: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def refuse_wide(args: argparse.Namespace) -> None:

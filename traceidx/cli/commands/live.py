@@ -36,11 +36,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    from traceidx.cli.mcpserver import limits
     from traceidx.cli.mcpserver import main as serve
 
     if not isinstance(args.dataset, Path):
         raise UsageError("mcp: serves a local dataset (a folder), not object storage")
-    return serve(args.dataset)
+    return serve(args.dataset, limits(args.timeout, args.memory_limit))
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
