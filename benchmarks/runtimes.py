@@ -2,20 +2,22 @@
 
     python benchmarks/runtimes.py [--megabytes 24] [--jobs 2] [--repeat 3] [--out FILE]
 
-For every registered runtime whose folder of the shared corpus's generated set is at hand
-(``TRACEIDX_CORPUS`` or ``../shared/corpus``), its trace files are copied until the target
+For every registered runtime's folders of the shared corpus's generated set at hand
+(``TRACEIDX_CORPUS`` or ``../shared/corpus``; the registry names them), the folder's JSON and
+JSON-lines files (traces, documents, session folders' members) are copied until the target
 size, each copy in a folder of its own with every id rewritten (`copy_ids`), so sessions stay
-unique while every line keeps its real shape and size; a runtime whose traces are a database
-(OpenCode) is built from its one database as it is (its ids cannot be rewritten byte for
-byte). Each corpus is then built cold by a child process (`run.run_build`), `--repeat` times,
-and the median's MB/s (bytes of the trace files per second of the build) is reported with
-the items per second, beside the 2-process decode rate of the same files measured in the same
-run (the ratio is what carries across machines).
+unique while every line keeps its real shape and size; a folder whose traces are a database
+(OpenCode, Kilo, OpenClaw's SQLite release) is built from its databases as they are (their
+ids cannot be rewritten byte for byte). Each corpus is then built cold by a child process
+(`run.run_build`), `--repeat` times, and the median's MB/s (bytes of the trace files per
+second of the build) is reported with the items per second, beside the 2-process decode rate
+of the same files measured in the same run (the ratio is what carries across machines).
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import shutil
@@ -26,15 +28,15 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.corpora import size_of, trace_files
+from benchmarks.corpora import size_of
 from benchmarks.run import parallel_baseline, rate, run_build
 from traceidx.demo import copy_ids
 from traceidx.runtimes import RUNTIMES
 
-#: the generated set's folder of each runtime
-FOLDERS = {"claude_code": "claude"}
 #: folders of the generated set that are not traces
 FOREIGN = {"_gen", "_aux"}
+#: the files a runtime's traces are made of (JSON lines, plain or zstd, and JSON documents)
+JSON_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd", ".json")
 
 
 def _corpus_root() -> Path:
@@ -45,7 +47,14 @@ def _corpus_root() -> Path:
 def scaled_runtime(source: Path, root: Path, megabytes: float) -> list[Path]:
     """Copies of the trace files under `source` (same layout, ids rewritten per copy) in
     `root`, until their size reaches `megabytes`."""
-    files = [p for p in trace_files(source) if not FOREIGN & set(p.relative_to(source).parts)]
+    files = [
+        p
+        for p in sorted(source.rglob("*"))
+        if p.is_file()
+        and p.name.endswith(JSON_SUFFIXES)
+        and not FOREIGN & set(p.relative_to(source).parts)
+        and p.relative_to(source).parts[0] not in ("manifest.json", "expect.json")
+    ]
     if not files:
         return []
     target, written, k = megabytes * 1e6, 0, 0
@@ -75,10 +84,12 @@ def _rewritten(data: bytes, k: int, zstd: bool) -> bytes:
     return zstandard.ZstdCompressor().compress(copy_ids(plain, k))
 
 
-def database_corpus(source: Path, root: Path) -> list[Path]:
-    """A runtime's databases under `source`, copied as they are."""
+def database_corpus(source: Path, root: Path, names: tuple[str, ...]) -> list[Path]:
+    """A runtime's databases under `source` (files named as `names`, `fnmatch` patterns),
+    copied as they are."""
     out = []
-    for path in sorted(source.rglob("*.db")):
+    found = (p for p in source.rglob("*") if any(fnmatch.fnmatch(p.name, n) for n in names))
+    for path in sorted(found):
         copy = root / path.relative_to(source)
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, copy)
@@ -98,7 +109,8 @@ def measure(
         shutil.rmtree(dataset, ignore_errors=True)
     median = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
     items = median["totals"].get("items", 0)
-    decode = parallel_baseline(files, jobs) if not files[0].name.endswith(".db") else None
+    text = [p for p in files if p.name.endswith(JSON_SUFFIXES)]
+    decode = parallel_baseline(text, jobs) if len(text) == len(files) else None
     result = {
         "runtime": runtime,
         "files": len(files),
@@ -129,18 +141,19 @@ def main() -> int:
         return 2
     results = []
     with tempfile.TemporaryDirectory(prefix="traceidx-runtimes-") as work:
-        for runtime in sorted(RUNTIMES):
-            source = generated / FOLDERS.get(runtime, runtime)
+        for runtime, folder in [(n, f) for n in sorted(RUNTIMES) for f in RUNTIMES[n].fixtures]:
+            source = generated / folder
             if not source.is_dir():
                 continue
-            corpus = Path(work) / runtime / "traces"
-            if RUNTIMES[runtime].database is not None:
-                files = database_corpus(source, corpus)
-            else:
+            label = runtime if len(RUNTIMES[runtime].fixtures) == 1 else f"{runtime} ({folder})"
+            corpus = Path(work) / folder / "traces"
+            database = RUNTIMES[runtime].database
+            files = database_corpus(source, corpus, database.names) if database else []
+            if not files:
                 files = scaled_runtime(source, corpus, args.megabytes)
             if not files:
                 continue
-            results.append(measure(runtime, corpus, files, args.jobs, args.repeat))
+            results.append(measure(label, corpus, files, args.jobs, args.repeat))
             print(json.dumps(results[-1]), file=sys.stderr)
             shutil.rmtree(corpus.parent, ignore_errors=True)
     header = "| runtime | MB | cold build | MB/s | items/s | 2-process decode | build / decode |"
