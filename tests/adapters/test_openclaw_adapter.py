@@ -267,6 +267,43 @@ def test_inspect_reads_an_event_again_among_its_own_sessions_rows(tmp_path: Path
     assert json.loads(json.loads(info["content"])["row"]["event_json"])["id"] == DB_FAILING
 
 
+def _octet_length(value: object) -> int | None:
+    """SQL ``octet_length`` (OpenClaw's checks use it; SQLite has it from 3.43)."""
+    if isinstance(value, str):
+        return len(value.encode("utf-8"))
+    return len(value) if isinstance(value, bytes) else None
+
+
+def test_search_finds_a_phrase_in_a_compressed_event(tmp_path: Path) -> None:
+    home = tmp_path / "agent"
+    home.mkdir()
+    database = home / "openclaw-agent.sqlite"
+    shutil.copy2(DATABASE, database)
+    phrase = "quokka marmalade packed zeppelin"
+    with sqlite3.connect(database) as con:
+        con.create_function("octet_length", 1, _octet_length, deterministic=True)
+        [blob] = con.execute(
+            "SELECT event_zstd FROM transcript_events WHERE session_id = ? AND seq = 9",
+            (DB_LONG,),
+        ).fetchone()
+        text = zstandard.ZstdDecompressor().stream_reader(blob).read().decode("utf-8")
+        planted = text.replace("\\n2\\n", f"\\n{phrase}\\n", 1).encode("utf-8")
+        assert len(planted) > len(text)
+        con.execute(
+            "UPDATE transcript_events SET event_zstd = ?, event_utf8_bytes = ? "
+            "WHERE session_id = ? AND seq = 9",
+            (zstandard.ZstdCompressor().compress(planted), len(planted), DB_LONG),
+        )
+    dataset = tmp_path / "ds"
+    assert traceidx_cli("build", "--dataset", str(dataset), str(home)).returncode == 0
+    done = traceidx_cli("search", "--dataset", str(dataset), "--format", "json", *phrase.split())
+    rows = json.loads(done.stdout)
+    assert done.returncode == 0 and rows
+    assert {(r["runtime"], r["session"]) for r in rows} == {("openclaw", DB_LONG)}
+    inspected = traceidx_cli("inspect", "--dataset", str(dataset), str(rows[0]["record_id"]))
+    assert inspected.returncode == 0, inspected.stderr
+
+
 # -- facts where OpenClaw differs from Pi -------------------------------------------------------
 
 
