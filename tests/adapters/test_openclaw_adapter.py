@@ -240,6 +240,20 @@ def test_a_compressed_event_that_does_not_decode_stays_as_stored(tmp_path: Path)
     ]  # fmt: skip
 
 
+def test_a_packed_value_decodes_only_to_bounded_utf8_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "naïve café — 日本語 ✅ " * 40
+    frame = zstandard.ZstdCompressor().compress(text.encode("utf-8"))
+    assert rowsource.unpack("zstd", frame) == text
+    assert rowsource.unpack("gzip", frame) is None  # a codec the framing does not know
+    assert rowsource.unpack("zstd", frame[: len(frame) // 2]) is None  # a cut frame
+    assert rowsource.unpack("zstd", zstandard.ZstdCompressor().compress(b"\xff\xfe")) is None
+    unsized = zstandard.ZstdCompressor(write_content_size=False).compress(text.encode("utf-8"))
+    assert rowsource.unpack("zstd", unsized) == text
+    monkeypatch.setattr(rowsource, "MAX_UNPACKED", len(text.encode("utf-8")) - 1)
+    assert rowsource.unpack("zstd", frame) is None  # more than it may decode to
+    assert rowsource.unpack("zstd", unsized) is None  # found while decoding
+
+
 def test_inspect_reads_an_event_again_among_its_own_sessions_rows(tmp_path: Path) -> None:
     """Every session numbers its events from 0: a record is found again by its session and
     its ``seq``, not by the first session holding that number."""

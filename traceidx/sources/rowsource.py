@@ -419,15 +419,11 @@ def unpack(codec: str, value: bytes) -> str | None:
     if codec != "zstd":
         return None
     try:
-        chunks: list[bytes] = []
-        size = 0
-        with zstandard.ZstdDecompressor().stream_reader(value) as reader:
-            while chunk := reader.read(1 << 20):
-                size += len(chunk)
-                if size > MAX_UNPACKED:
-                    return None
-                chunks.append(chunk)
-        return b"".join(chunks).decode("utf-8")
+        if zstandard.frame_content_size(value) > MAX_UNPACKED:  # -1: not stated
+            return None
+        # a frame that ends early, or decodes to more than the bound, raises
+        data = zstandard.ZstdDecompressor().decompress(value, max_output_size=MAX_UNPACKED)
+        return data.decode("utf-8")
     except (zstandard.ZstdError, UnicodeDecodeError):
         return None
 
