@@ -8,6 +8,7 @@ database framing in general in ``tests/sources/test_rowsource.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sqlite3
@@ -22,9 +23,11 @@ from tests.support.facts import database_sessions, decoded_records, dict_rows
 from tests.support.files import CORPUS, FIXTURES, WITH_CORPUS, fixture_path, traceidx_cli
 from traceidx.adapters import adapter, detect
 from traceidx.adapters.openclaw import OpenClawAdapter
+from traceidx.adapters.pi import PiAdapter
+from traceidx.adapters.pi.wire import is_header
 from traceidx.analysis.query import connect
 from traceidx.pipeline.job import build
-from traceidx.runtimes import names
+from traceidx.runtimes import RUNTIMES, names
 from traceidx.sources import rowsource
 from traceidx.sources.discover import default_roots, discover
 
@@ -156,6 +159,33 @@ def test_a_build_without_arguments_reads_both_stores_under_the_state_folder(
     assert skipped.locator.endswith(f"{FAILING}.trajectory.jsonl")
     assert skipped.by.endswith(f"{FAILING}.jsonl") and "trajectory" in skipped.why
     assert "trajectory" in done.stdout + done.stderr
+
+
+def test_transcripts_an_earlier_build_read_as_pis_become_openclaws(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Before this adapter Pi's claimed OpenClaw's transcripts; Pi's new adapter version makes
+    the next build read its sources again, and they are OpenClaw's."""
+    dataset = tmp_path / "ds"
+    with monkeypatch.context() as before:
+        before.setattr(OpenClawAdapter, "claims", classmethod(lambda cls, head: False))
+        before.setattr(PiAdapter, "claims", classmethod(lambda cls, head: is_header(head[0])))
+        before.setitem(RUNTIMES, "pi", dataclasses.replace(RUNTIMES["pi"], version=2))
+        assert build([SESSIONS], dataset, jobs=1).exit_code == 0
+        con = connect(dataset)
+        try:
+            assert dict_rows(con, "SELECT DISTINCT runtime FROM sessions") == [{"runtime": "pi"}]
+        finally:
+            con.close()
+    report = build([SESSIONS], dataset, jobs=1)
+    assert report.exit_code == 0
+    assert {r.state for r in report.results} == {"indexed"} and len(report.results) == 15
+    con = connect(dataset)
+    try:
+        found = dict_rows(con, "SELECT runtime, count(*) AS n FROM sessions GROUP BY 1")
+    finally:
+        con.close()
+    assert found == [{"runtime": "openclaw", "n": 15}]
 
 
 # -- the database ----------------------------------------------------------------------------
