@@ -75,7 +75,8 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
         copy = root / "traces" / folder
         shutil.copytree(FIXTURES / "generated" / folder, copy)
         truth = json.loads((copy / "expect.json").read_text("utf-8"))
-        sessions[truth["runtime"]] = _plant(copy, truth["runtime"])
+        if truth["runtime"] not in sessions:  # one session per runtime (its first folder)
+            sessions[truth["runtime"]] = _plant(copy, truth["runtime"])
     dataset = root / "dataset"
     done = traceidx_cli("build", "--dataset", str(dataset), str(root / "traces"))
     assert done.returncode == 0, done.stderr

@@ -73,6 +73,17 @@ class FileRule:
 
 
 @dataclass(frozen=True, slots=True)
+class Packed:
+    """A column a runtime may store compressed in another column of the same row: where
+    `column` is NULL and `source` holds a value, the row's `column` is `source` decoded by
+    `codec` (``zstd``: a zstd frame of UTF-8 text)."""
+
+    column: str
+    source: str
+    codec: str = "zstd"
+
+
+@dataclass(frozen=True, slots=True)
 class RowTable:
     """A table of a runtime's database holding rows of its sessions.
 
@@ -80,7 +91,8 @@ class RowTable:
     belongs to (for the session table, its key). In a `Database`'s `tables`, every table after
     the first hangs on the table before it: `parent` names the column holding that table's
     key, and a row is framed right after its parent row, its siblings in `order`. `changed`
-    is the column holding the row's last change time (epoch milliseconds).
+    is the column holding the row's last change time (epoch milliseconds). `packed`: the
+    columns the runtime may store compressed in another (`Packed`).
     """
 
     name: str
@@ -89,6 +101,7 @@ class RowTable:
     key: str = "id"
     order: tuple[str, ...] = ("id",)
     changed: str = "time_updated"
+    packed: tuple[Packed, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

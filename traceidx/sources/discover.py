@@ -37,7 +37,9 @@ Superseded copies are not candidates; they are reported with the file that super
   plain file takes precedence, as Codex itself reads it;
 * ``X.json`` beside ``X.jsonl`` is a Gemini CLI session document that the CLI migrated to
   JSON lines when the session was resumed (it copies every message into ``X.jsonl`` and
-  reads only that file from then on).
+  reads only that file from then on);
+* ``X.trajectory.jsonl`` beside ``X.jsonl`` is OpenClaw's run trajectory of that transcript
+  (a debug trace of its runs' stages), not a transcript.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ from traceidx.sources.sourceio import kind_of, stat_of
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
 _DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
+#: the suffix of OpenClaw's run trajectory beside a transcript ``<id>.jsonl``
+TRAJECTORY = ".trajectory.jsonl"
 #: the registered runtimes' files that are not JSON lines (`traceidx.runtimes.FileRule`)
 _RULES: tuple[FileRule, ...] = tuple(file_rules())
 
@@ -168,6 +172,10 @@ def superseded_in(directory: str, names: Iterable[str]) -> list[Superseded]:
         elif name.endswith(".json") and name + "l" in names:
             lines = os.path.join(directory, name + "l")
             why = "a session document Gemini CLI migrated to the JSON-lines file beside it"
+            out.append(Superseded(os.path.join(directory, name), lines, why))
+        elif name.endswith(TRAJECTORY) and name[: -len(TRAJECTORY)] + ".jsonl" in names:
+            lines = os.path.join(directory, name[: -len(TRAJECTORY)] + ".jsonl")
+            why = "OpenClaw's run trajectory of that transcript (a debug trace, no transcript)"
             out.append(Superseded(os.path.join(directory, name), lines, why))
     return out
 

@@ -12,17 +12,21 @@ Discovery lists the sessions of each database it finds (`listing`); a database i
 read stays one candidate under its own path, which ingest then reports as failed (or skipped,
 when it is a SQLite database without the declared tables) with the reason.
 
-**Records.** A Record is one row, located by (table, primary key) (`traceidx.domain.model.RowKey`).
-A session's rows are framed in a fixed order: the session row, then the rows of each later
-table right after their parent row (OpenCode: each message, by creation time, followed by
-its parts), rows whose parent is not the session's come last. Each row is serialised as one
-compact JSON line ``{"table": <name>, "row": {<column>: <stored value>, …}}``, the columns in
-the table's declared order, text as stored (bytes that are not UTF-8 replaced), a blob in
-base64. That line is what the adapter decodes, its XXH3-128 is the record's fingerprint (a
-fingerprint over the row's stored values), and the lines of a session one after another
-(``\\n``-separated) are the source's *logical stream*: a record's ``content_range`` is its
-range there, as a zstd source's is a range in its decoded stream. ``inspect`` re-reads a row
-by its key and checks its fingerprint (`read_row`).
+**Records.** A Record is one row, located by (table, key) (`traceidx.domain.model.RowKey`),
+the key unique among the session's rows of its table (OpenClaw numbers each session's events
+from 0). A session's rows are framed in a fixed order: the session row, then the rows of each
+later table right after their parent row (OpenCode: each message, by creation time, followed
+by its parts), rows whose parent is not the session's come last. Each row is serialised as
+one compact JSON line ``{"table": <name>, "row": {<column>: <stored value>, …}}``, the
+columns in the table's declared order, text as stored (bytes that are not UTF-8 replaced), a
+blob in base64. A column the table declares `packed` (`traceidx.runtimes.Packed`: OpenClaw
+stores a large event as zstd in ``event_zstd`` and NULL in ``event_json``) is framed decoded,
+in its own place, and the compressed column is left out of the line (a value that does not
+decode stays as stored, the column NULL). That line is what the adapter decodes, its XXH3-128
+is the record's fingerprint (a fingerprint over the row's values), and the lines of a session
+one after another (``\\n``-separated) are the source's *logical stream*: a record's
+``content_range`` is its range there, as a zstd source's is a range in its decoded stream.
+``inspect`` re-reads a row by its key and checks its fingerprint (`read_row`).
 
 **Reading without writing or locking.** The database is never opened for writing, and no lock
 is taken on it or on its ``-wal``/``-shm`` files, so the runtime never waits for traceidx.
@@ -73,14 +77,17 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import msgspec
+import zstandard
 
-from traceidx.runtimes import Database, RowTable, databases
+from traceidx.runtimes import Database, Packed, RowTable, databases
 
 #: between a database's path and a session's native id in a locator
 SEPARATOR: Final = "#"
 #: how many times a database is copied (or read in place) before a change during the read
 #: is reported
 ATTEMPTS: Final = 3
+#: the most bytes a packed value may decode to (OpenClaw caps an event at 4 MiB)
+MAX_UNPACKED: Final = 64 << 20
 
 _ENCODER: Final = msgspec.json.Encoder()
 
@@ -305,6 +312,7 @@ class Reader:
             if not columns:
                 raise Foreign(f"it has no table {table.name!r}")
             wanted = {table.key, table.session, table.changed, *table.order}
+            wanted.update(c for p in table.packed for c in (p.column, p.source))
             if table.parent is not None:
                 wanted.add(table.parent)
             missing = sorted(wanted - columns)
@@ -352,8 +360,12 @@ class Reader:
         )
         columns = [d[0] for d in cursor.description]
         key = columns.index(table.key)
+        packed = [(columns.index(p.column), columns.index(p.source), p) for p in table.packed]
         for values in cursor:
-            yield str(values[key]), encode(table.name, columns, values)
+            if packed:
+                yield str(values[key]), _unpacked(table.name, columns, values, packed)
+            else:
+                yield str(values[key]), encode(table.name, columns, values)
 
     def rows(self, session: str) -> Iterator[tuple[str, str, bytes]]:
         """(table, key, line) of every row of a session, in framing order."""
@@ -382,12 +394,16 @@ class Reader:
             yield table.name, key, line
             yield from self._children(level + 1, key, session)
 
-    def row(self, table: str, key: str) -> bytes | None:
-        """The line of one row by its table and key; None when it is gone."""
+    def row(self, table: str, key: str, session: str | None = None) -> bytes | None:
+        """The line of one row by its table and key (among the rows of `session`, when
+        given); None when it is gone."""
         declared = self.tables.get(table)
         if declared is None:
             return None
-        for _, line in self._select(declared, f"{_quoted(declared.key)} = ?", (key,)):
+        where, args = f"{_quoted(declared.key)} = ?", [key]
+        if session is not None:
+            where, args = f"{where} AND {_quoted(declared.session)} = ?", [key, session]
+        for _, line in self._select(declared, where, tuple(args)):
             return line
         return None
 
@@ -395,6 +411,36 @@ class Reader:
 def encode(table: str, columns: list[str], values: tuple[Any, ...]) -> bytes:
     """The line of a row: its table and its stored values by column, as compact JSON."""
     return _ENCODER.encode({"table": table, "row": dict(zip(columns, values, strict=True))})
+
+
+def unpack(codec: str, value: bytes) -> str | None:
+    """A packed value decoded (`traceidx.runtimes.Packed`); None when it does not decode (a
+    damaged frame, more than `MAX_UNPACKED` bytes, not UTF-8, an unknown codec)."""
+    if codec != "zstd":
+        return None
+    try:
+        if zstandard.frame_content_size(value) > MAX_UNPACKED:  # -1: not stated
+            return None
+        # a frame that ends early, or decodes to more than the bound, raises
+        data = zstandard.ZstdDecompressor().decompress(value, max_output_size=MAX_UNPACKED)
+        return data.decode("utf-8")
+    except (zstandard.ZstdError, UnicodeDecodeError):
+        return None
+
+
+def _unpacked(
+    table: str, columns: list[str], values: tuple[Any, ...], packed: list[tuple[int, int, Packed]]
+) -> bytes:
+    """The line of a row whose packed columns are framed decoded (the module docstring)."""
+    row = dict(zip(columns, values, strict=True))
+    for column, source, how in packed:
+        stored = values[source]
+        if values[column] is None and isinstance(stored, bytes):
+            text = unpack(how.codec, stored)
+            if text is not None:
+                row[how.column] = text
+                del row[how.source]
+    return _ENCODER.encode({"table": table, "row": row})
 
 
 @contextmanager
@@ -477,7 +523,7 @@ def read_row(locator: str, table: str, key: str) -> bytes:
         raise OSError(errno.EINVAL, "not a database source", locator)
     try:
         with reading(where.database, where.layout) as reader:
-            line = reader.row(table, key)
+            line = reader.row(table, key, where.session)
     except (Unreadable, Foreign, Changed) as exc:
         raise OSError(errno.EIO, str(exc), locator) from exc
     if line is None:

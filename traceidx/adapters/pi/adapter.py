@@ -20,11 +20,12 @@ from traceidx.adapters.pi.wire import (
     block_text,
     is_header,
     native_type,
+    openclaw_marked,
     session_file_id,
 )
 from traceidx.adapters.values import dict_or_empty, str_or_none
 from traceidx.domain.drafts import RecordFacts
-from traceidx.domain.rules import message_text, type_tag
+from traceidx.domain.rules import UsageSample, message_text, type_tag
 
 
 class PiAdapter(PiTools):
@@ -34,8 +35,12 @@ class PiAdapter(PiTools):
 
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
+        """A Pi session header opens the file, and no entry of the head is one only OpenClaw
+        (Pi's descendant, whose sessions have the same header) writes."""
         first = next((o for o in head if isinstance(o, dict)), None)
-        return first is not None and is_header(first) and "createdAt" not in first
+        if first is None or not is_header(first) or "createdAt" in first:
+            return False
+        return not any(openclaw_marked(o) for o in head if isinstance(o, dict))
 
     # -- framing callbacks -------------------------------------------------------------------
 
@@ -140,7 +145,7 @@ class PiAdapter(PiTools):
         model = message.get("model")
         if loop.model_id is None and isinstance(model, str) and model:
             loop.model_id = model
-        sample = usage_of(message)
+        sample = self._usage(message)
         if sample is not None:
             provider = message.get("provider")
             sample = sample.located(
@@ -187,6 +192,10 @@ class PiAdapter(PiTools):
             self.waiting = {str(b.get("id")) for b in calls}
         else:
             self.phase = STOPPED if stop in FINAL_STOPS else IDLE
+
+    def _usage(self, message: dict[str, Any]) -> UsageSample | None:
+        """The call an assistant message states (`usage_of`)."""
+        return usage_of(message)
 
     def _custom(self, obj: dict[str, Any]) -> None:
         text, images = message_text(obj.get("content"))

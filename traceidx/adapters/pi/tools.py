@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from traceidx.adapters.pi.state import MODEL, TOOLS, PiState
 from traceidx.adapters.pi.wire import EXIT_LINE, SHELL_TOOLS
@@ -14,10 +14,13 @@ from traceidx.domain.rules import exit_code_from_header, message_text
 class PiTools(PiState):
     """Drafts tool calls, the tool results that answer them, and user shell executions."""
 
+    #: the tools whose ``command`` argument is a shell command
+    shell_tools: ClassVar[frozenset[str]] = SHELL_TOOLS
+
     def _tool_call(self, block: dict[str, Any], loop: DraftLoop) -> None:
         name, call_id = str_or_none(block.get("name")), str_or_none(block.get("id"))
         args = block.get("arguments")
-        self.tool_call(name, call_id, args, loop, SHELL_TOOLS)
+        self.tool_call(name, call_id, args, loop, self.shell_tools)
         if call_id is not None:
             self.call_loops[call_id] = loop
 
@@ -31,6 +34,16 @@ class PiTools(PiState):
         value: dict[str, Any] = {"text": text or None}
         if isinstance(message.get("isError"), bool):
             value["failed"] = message["isError"]
+        self._result_facts(message, text, value)
+        self.emit("tool.output", "structural", value, loop, output_of=ref)
+        if ref is not None:
+            self.waiting.discard(ref)
+        if self.phase == TOOLS and not self.waiting:
+            self.phase = MODEL
+
+    def _result_facts(self, message: dict[str, Any], text: str, value: dict[str, Any]) -> None:
+        """Add what a tool result states beyond its text and error flag to its output's value:
+        the exit code in the text of Pi's bash tool, the truncation its details state."""
         if message.get("toolName") == "bash" and text:
             code = exit_code_from_header(text[text.rfind("\n") + 1 :], EXIT_LINE)
             if code is not None:
@@ -40,11 +53,6 @@ class PiTools(PiState):
         truncation = details.get("truncation") if isinstance(details, dict) else None
         if isinstance(truncation, dict) and isinstance(truncation.get("truncated"), bool):
             value["runtime_truncated"] = truncation["truncated"]
-        self.emit("tool.output", "structural", value, loop, output_of=ref)
-        if ref is not None:
-            self.waiting.discard(ref)
-        if self.phase == TOOLS and not self.waiting:
-            self.phase = MODEL
 
     def _bash_execution(self, message: dict[str, Any]) -> None:
         command = message.get("command")

@@ -17,9 +17,11 @@ from traceidx.adapters.pi.wire import CALL_FAILURES
 from traceidx.domain.rules import UsageSample, type_tag, usage_sample
 
 
-def usage_of(message: dict[str, Any]) -> UsageSample | None:
+def usage_of(message: dict[str, Any], reasoning: str | None = None) -> UsageSample | None:
     """The call of an assistant message, with its outcome when it failed; None when the
-    message states no usage (or no input or output count)."""
+    message states no usage (or no input or output count). `reasoning`: the ``usage`` member
+    counting the reasoning tokens within ``output``, in a format that states them apart
+    (OpenClaw's ``reasoningTokens``)."""
     usage = message.get("usage")
     if not isinstance(usage, dict):
         return None
@@ -28,6 +30,7 @@ def usage_of(message: dict[str, Any]) -> UsageSample | None:
         output=usage.get("output"),
         cached=usage.get("cacheRead"),
         cache_write=usage.get("cacheWrite"),
+        reasoning=usage.get(reasoning) if reasoning is not None else None,
         input_includes_cache=False,
     )
     if sample is None:

@@ -52,6 +52,25 @@ def is_header(obj: dict[str, Any]) -> bool:
     return isinstance(obj.get("cwd"), str) and rfc3339_ms(obj.get("timestamp")) is not None
 
 
+#: the ``customType`` of the entry OpenClaw writes when a run starts (the model it uses),
+#: and the prefixes of its own custom entries (``openclaw:prompt-error``, ``openclaw.cache-ttl``)
+OPENCLAW_SNAPSHOT: Final = "model-snapshot"
+OPENCLAW_CUSTOM: Final = ("openclaw:", "openclaw.")
+
+
+def openclaw_marked(obj: dict[str, Any]) -> bool:
+    """Whether an entry is one only OpenClaw writes: its custom entries, a message carrying its
+    ``__openclaw`` member. (OpenClaw keeps Pi's session format; ``docs/runtimes/openclaw.md``.)"""
+    kind = obj.get("type")
+    if kind == "custom":
+        custom = obj.get("customType")
+        return isinstance(custom, str) and (
+            custom == OPENCLAW_SNAPSHOT or custom.startswith(OPENCLAW_CUSTOM)
+        )
+    message = obj.get("message")
+    return kind == "message" and isinstance(message, dict) and "__openclaw" in message
+
+
 def parent_native_id(path: object) -> str | None:
     """The native id of the session stored at a Pi session file path (see Session in
     ``docs/runtimes/pi.md``)."""
