@@ -43,8 +43,9 @@ def _files() -> list[tuple[str, Path]]:
 FILES = _files()
 
 
-def _run(cls: type[Adapter], values: list[tuple[int, list[Any]]], drain: bool) -> Any:
+def _run(cls: type[Adapter], path: Path, values: list[tuple[int, list[Any]]], drain: bool) -> Any:
     adapter = cls()
+    adapter.locate(str(path))  # as ingest does (Kimi names a session by the file's folders)
     loops: list[Any] = []
     items: list[Any] = []
     for position, objs in values:
@@ -71,8 +72,8 @@ def test_drain_changes_nothing(runtime: str, path: Path) -> None:
     head = [v for _, vs in values[:32] for v in vs]
     cls = detect(head)
     assert cls is not None and cls.runtime == runtime
-    kept = _run(cls, values, drain=False)
-    drained = _run(cls, values, drain=True)
+    kept = _run(cls, path, values, drain=False)
+    drained = _run(cls, path, values, drain=True)
     assert drained[0] == kept[0], "session facts differ"
     assert drained[3] == kept[3], "unknown record types differ"
     assert len(drained[1]) == len(kept[1]), "loop count differs"

@@ -121,6 +121,13 @@ class Adapter:
         """Count a record of a type the adapter does not know (it stays a Record)."""
         self.unknown[name] = self.unknown.get(name, 0) + 1
 
+    def locate(self, locator: str) -> None:
+        """Learn the canonical locator of the source about to be fed (before its first record).
+
+        Most runtimes name their session inside the file and ignore it (the default); a runtime
+        whose files never state their session (Kimi's ``wire.jsonl``) names it by its folders.
+        """
+
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
         """Whether the decoded leading records have this runtime's structure."""

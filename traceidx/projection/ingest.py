@@ -372,6 +372,7 @@ class _Run:
                 self.result.runtime, self.result.outside = other.runtime, True
         if cls is not None:
             self.adapter = cls()
+            self.adapter.locate(self.result.locator)
             self.decoder = record_decoder(cls)
             self.result.runtime = cls.runtime
         for line, obj, status in self.head:
