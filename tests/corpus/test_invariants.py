@@ -60,6 +60,7 @@ def test_every_supported_runtime_is_in_the_dataset(
 FIXTURES_ALONE = {
     "copilot": (5, 5, 9, 70),
     "gemini": (15, 14, 22, 150),
+    "kimi": (12, 12, 16, 140),
     "opencode": (10, 10, 12, 95),
     "cline": (12, 12, 15, 85),
 }
