@@ -95,6 +95,8 @@ def test_a_session_is_named_by_its_folder() -> None:
     assert native_ids(legacy) == ("2f1b7c3a-9d44", None)
     assert native_ids("s3://bucket/kimi/session_9/agents/main/wire.jsonl") == ("session_9", None)
     assert native_ids("/tmp/copied-session.jsonl") == ("copied-session", None)
+    hashed = "/h/p#1/.kimi-code/sessions/wd_x_0123456789ab/session_z/agents/main/wire.jsonl"
+    assert native_ids(hashed) == ("session_z", None)  # a '#' is part of a folder's name
 
 
 def test_the_index_is_skipped_and_every_wire_file_is_a_kimi_session(built: Any) -> None:

@@ -98,7 +98,7 @@ def native_ids(locator: str) -> tuple[str, str | None]:
     ``.../<work dir hash>/<session>/wire.jsonl`` is ``<session>``. A file that lies elsewhere
     is named by its folder when it is called ``wire.jsonl``, else by its own name.
     """
-    path = locator.replace("\\", "/").split("#", 1)[0]
+    path = locator.replace("\\", "/")
     parts = [p for p in path.split("/") if p]
     name = parts[-1] if parts else path
     folders = parts[:-1]
