@@ -44,6 +44,7 @@ RECEIVERS: dict[str, dict[str, tuple[str, ...]]] = {
     "claude_code": {"obj": (), "facts": ("toolUseResult",)},
     "gemini": {"obj": ()},
     "opencode": {"obj": (), "row": ("row",)},
+    "kilo": {},  # OpenCode's code reads its records (above); Kilo's own looks up nothing on them
     "qwen": {
         "obj": (),
         "facts": ("toolCallResult",),

@@ -33,8 +33,8 @@ def _plant(folder: Path, runtime: str, phrase: str | None = None) -> str:
             if not answer or len(answer) < 12:
                 continue
             encoded = json.dumps(answer, ensure_ascii=False)[1:-1]
-            if runtime == "opencode":
-                database = next(folder.rglob("opencode.db"))
+            if runtime in ("opencode", "kilo"):  # OpenCode's tables, in its database or Kilo's
+                database = next(folder.rglob(f"{runtime}.db"))
                 with sqlite3.connect(database) as con:
                     changed = con.execute(
                         "UPDATE part SET data = replace(data, ?, ?) WHERE instr(data, ?) > 0",

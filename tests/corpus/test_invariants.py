@@ -31,9 +31,15 @@ def none(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 
 #: (sources, sessions, loops, items) a runtime has at least in the dataset; the Qwen Code
 #: generated set is small (13 sessions, 185 items in all; 12 of them committed, 160 items), so
-#: is OpenCode's (20 sessions, 27 loops, 213 items; 10 sessions committed, 12 loops) and
-#: Cline's (19 sessions, 21 loops, 156 items, with 2 typed task files 21, 24 and 169)
-MINIMUM = {"qwen": (10, 10, 20, 150), "opencode": (10, 10, 12, 100), "cline": (20, 20, 22, 160)}
+#: is OpenCode's (20 sessions, 27 loops, 213 items; 10 sessions committed, 12 loops),
+#: Cline's (19 sessions, 21 loops, 156 items, with 2 typed task files 21, 24 and 169) and Kilo
+#: Code's (16 sessions, 17 loops, 132 items; 11 sessions committed, 11 loops, 72 items)
+MINIMUM = {
+    "qwen": (10, 10, 20, 150),
+    "opencode": (10, 10, 12, 100),
+    "cline": (20, 20, 22, 160),
+    "kilo": (16, 16, 17, 130),
+}
 
 
 @pytest.mark.parametrize("runtime", runtime_names())
@@ -63,6 +69,7 @@ FIXTURES_ALONE = {
     "kimi": (12, 12, 16, 140),
     "opencode": (10, 10, 12, 95),
     "cline": (12, 12, 15, 85),
+    "kilo": (11, 11, 11, 70),
 }
 
 

@@ -107,10 +107,16 @@ class RowTable:
 @dataclass(frozen=True, slots=True)
 class Database:
     """A runtime's SQLite database: its file names (`fnmatch` patterns) and the tables that
-    hold a session's rows, the session table first (one row per session)."""
+    hold a session's rows, the session table first (one row per session).
+
+    `mark`, when set, is written into every record framed from the database (its member
+    ``database``): a runtime whose tables repeat another's (Kilo Code's ``kilo.db`` has
+    OpenCode's schema) is told apart by it, since adapters detect a runtime from the records.
+    """
 
     names: tuple[str, ...]
     tables: tuple[RowTable, ...]
+    mark: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,11 +22,14 @@ columns in the table's declared order, text as stored (bytes that are not UTF-8 
 blob in base64. A column the table declares `packed` (`traceidx.runtimes.Packed`: OpenClaw
 stores a large event as zstd in ``event_zstd`` and NULL in ``event_json``) is framed decoded,
 in its own place, and the compressed column is left out of the line (a value that does not
-decode stays as stored, the column NULL). That line is what the adapter decodes, its XXH3-128
-is the record's fingerprint (a fingerprint over the row's values), and the lines of a session
-one after another (``\\n``-separated) are the source's *logical stream*: a record's
-``content_range`` is its range there, as a zstd source's is a range in its decoded stream.
-``inspect`` re-reads a row by its key and checks its fingerprint (`read_row`).
+decode stays as stored, the column NULL). A database whose layout declares a `mark` (Kilo
+Code's, whose tables are OpenCode's) writes it first, ``{"database": <mark>, "table": …}``, so
+that its adapter is detected from the records as any other runtime's is. That line is what
+the adapter decodes, its XXH3-128 is the record's fingerprint (a fingerprint over the row's
+values), and the lines of a session one after another (``\\n``-separated) are the source's
+*logical stream*: a record's ``content_range`` is its range there, as a zstd source's is a
+range in its decoded stream. ``inspect`` re-reads a row by its key and checks its fingerprint
+(`read_row`).
 
 **Reading without writing or locking.** The database is never opened for writing, and no lock
 is taken on it or on its ``-wal``/``-shm`` files, so the runtime never waits for traceidx.
@@ -363,9 +366,10 @@ class Reader:
         packed = [(columns.index(p.column), columns.index(p.source), p) for p in table.packed]
         for values in cursor:
             if packed:
-                yield str(values[key]), _unpacked(table.name, columns, values, packed)
+                line = _unpacked(table.name, columns, values, packed, self.layout.mark)
             else:
-                yield str(values[key]), encode(table.name, columns, values)
+                line = encode(table.name, columns, values, self.layout.mark)
+            yield str(values[key]), line
 
     def rows(self, session: str) -> Iterator[tuple[str, str, bytes]]:
         """(table, key, line) of every row of a session, in framing order."""
@@ -408,9 +412,13 @@ class Reader:
         return None
 
 
-def encode(table: str, columns: list[str], values: tuple[Any, ...]) -> bytes:
-    """The line of a row: its table and its stored values by column, as compact JSON."""
-    return _ENCODER.encode({"table": table, "row": dict(zip(columns, values, strict=True))})
+def encode(
+    table: str, columns: list[str], values: tuple[Any, ...], mark: str | None = None
+) -> bytes:
+    """The line of a row: its table and its stored values by column, as compact JSON; first
+    the database's `mark` when its layout declares one."""
+    row = {"table": table, "row": dict(zip(columns, values, strict=True))}
+    return _ENCODER.encode(row if mark is None else {"database": mark, **row})
 
 
 def unpack(codec: str, value: bytes) -> str | None:
@@ -429,7 +437,11 @@ def unpack(codec: str, value: bytes) -> str | None:
 
 
 def _unpacked(
-    table: str, columns: list[str], values: tuple[Any, ...], packed: list[tuple[int, int, Packed]]
+    table: str,
+    columns: list[str],
+    values: tuple[Any, ...],
+    packed: list[tuple[int, int, Packed]],
+    mark: str | None = None,
 ) -> bytes:
     """The line of a row whose packed columns are framed decoded (the module docstring)."""
     row = dict(zip(columns, values, strict=True))
@@ -440,7 +452,8 @@ def _unpacked(
             if text is not None:
                 row[how.column] = text
                 del row[how.source]
-    return _ENCODER.encode({"table": table, "row": row})
+    framed = {"table": table, "row": row}
+    return _ENCODER.encode(framed if mark is None else {"database": mark, **framed})
 
 
 @contextmanager

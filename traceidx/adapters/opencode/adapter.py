@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from traceidx.adapters.opencode.state import Message
 from traceidx.adapters.opencode.tools import OpenCodeTools
@@ -33,11 +33,19 @@ class OpenCodeAdapter(OpenCodeTools):
 
     record_type = RECORD
 
+    #: the mark the framing writes into the records of the runtime's database (its registry
+    #: entry's `Database.mark`; OpenCode's has none): the seam an OpenCode fork with the same
+    #: tables (Kilo Code) is told apart by
+    database_mark: ClassVar[str | None] = None
+
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
-        """A session row of OpenCode's ``session`` table opens every source it frames."""
+        """A session row of OpenCode's ``session`` table, framed from the runtime's own
+        database (`database_mark`), opens every source it frames."""
         first = head[0] if head else None
         if not isinstance(first, dict) or first.get("table") != SESSION:
+            return False
+        if first.get("database") != cls.database_mark:
             return False
         row = first.get("row")
         return (
