@@ -1,6 +1,7 @@
 """The cold build rate of each runtime's traces alone, scaled as the other corpora are.
 
     python benchmarks/runtimes.py [--megabytes 24] [--jobs 2] [--repeat 3] [--out FILE]
+                                  [--runtime NAME ...]
 
 For every registered runtime's folders of the shared corpus's generated set at hand
 (``TRACEIDX_CORPUS`` or ``../shared/corpus``; the registry names them), the folder's JSON and
@@ -134,6 +135,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--runtime", action="append", help="only these runtimes (repeat it; default: every one)"
+    )
     args = parser.parse_args()
     generated = _corpus_root() / "generated"
     if not generated.is_dir():
@@ -141,7 +145,8 @@ def main() -> int:
         return 2
     results = []
     with tempfile.TemporaryDirectory(prefix="traceidx-runtimes-") as work:
-        for runtime, folder in [(n, f) for n in sorted(RUNTIMES) for f in RUNTIMES[n].fixtures]:
+        chosen = sorted(args.runtime or RUNTIMES)
+        for runtime, folder in [(n, f) for n in chosen for f in RUNTIMES[n].fixtures]:
             source = generated / folder
             if not source.is_dir():
                 continue
