@@ -208,8 +208,14 @@ def test_other_settings_reproject_everything(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_parallel_and_serial_builds_agree(tmp_path: Path, jobs: int) -> None:
+def test_parallel_and_serial_builds_agree(
+    tmp_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # batches of four sources: the fixture's are several, so two jobs go through the pool
+    monkeypatch.setattr(traceidx.pipeline.worker, "BATCH_SOURCES", 4)
     traces = fixture_path("generated", "claude")
+    decisions = [Decision(str(p), "new", p.stat().st_size) for p in traces.rglob("*.jsonl")]
+    assert len(traceidx.pipeline.worker.plan_batches(decisions, {})) > 2
     serial, other = tmp_path / "serial", tmp_path / f"jobs{jobs}"
     build([traces], serial, jobs=1)
     build([traces], other, jobs=jobs)
