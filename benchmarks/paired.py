@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/paired.py --base COMMIT [--head COMMIT] [--repeat 3] [--jobs 2]
-                                [--real-copies 40 | --megabytes N] [--workdir DIR] [--pure]
+                                [--real-copies 40 | --megabytes N [--runtime NAME]]
+                                [--workdir DIR] [--pure]
                                 [--out FILE]
 
 Each side is installed the way a user gets it (``pip install`` of its tree; a commit from when
@@ -14,11 +15,13 @@ are kept and reused; the working tree is installed again on every run.
 
 Both then build the same corpus cold (``real-shaped``: ``--real-copies`` id-unique copies of
 the public Claude Code transcripts, the default; or the ``scaled`` demo sample up to
-``--megabytes``), alternated ABBA so that neither side always runs first, each build a whole
-``traceidx build`` process started in a folder with no source tree beside it. For every build
-it records wall seconds, CPU-seconds of the whole process tree and the peak resident memory
-of the largest process in it (``wait4``'s ``ru_maxrss``, which covers the build process and
-its reaped workers), and checks that it exited 0. It prints both sides' medians, the median
+``--megabytes``; or, with ``--runtime``, one runtime's traces of the shared corpus's
+generated set scaled to ``--megabytes`` as `benchmarks/runtimes.py` scales them), alternated
+ABBA so that neither side always runs first, each build a whole ``traceidx build`` process
+started in a folder with no source tree beside it. For every build it records wall seconds,
+CPU-seconds of the whole process tree and the peak resident memory of the largest process in
+it (``wait4``'s ``ru_maxrss``, which covers the build process and its reaped workers), and
+checks that it exited 0. It prints both sides' medians, the median
 of the per-round ratios head/base (and its range) and the ratio of peak memories, and saves
 the JSON to ``--out``.
 """
@@ -45,6 +48,7 @@ sys.path.append(str(REPO))
 
 from benchmarks.corpora import real_shaped, scaled, size_of  # noqa: E402
 from benchmarks.run import CCUSAGE, ccusage  # noqa: E402
+from benchmarks.runtimes import FOLDERS, corpus_root, scaled_runtime  # noqa: E402
 
 #: what a build or report process runs: the package's own command-line entry point (a module
 #: of its own in older commits, inside the `cli` package now)
@@ -117,7 +121,11 @@ def install_tree(workdir: Path, pure: bool) -> Path:
 
 def corpus(workdir: Path, args: argparse.Namespace) -> tuple[Path, int]:
     """The corpus both sides build (made once per shape and size, then reused)."""
-    if args.megabytes:
+    if args.runtime:
+        root = workdir / f"corpus-{args.runtime}-{args.megabytes:g}"
+        traces = corpus_root() / "generated" / FOLDERS.get(args.runtime, args.runtime)
+        make = lambda: scaled_runtime(traces, root, args.megabytes)  # noqa: E731
+    elif args.megabytes:
         root = workdir / f"corpus-scaled-{args.megabytes:g}"
         make = lambda: scaled(root, args.megabytes)  # noqa: E731
     else:
@@ -205,6 +213,9 @@ def main() -> int:
     parser.add_argument("--real-copies", type=int, default=40, help="copies of the transcripts")
     parser.add_argument("--megabytes", type=float, default=0, help="the scaled corpus instead")
     parser.add_argument(
+        "--runtime", help="with --megabytes: one runtime's generated traces, scaled (runtimes.py)"
+    )
+    parser.add_argument(
         "--pure", action="store_true", help="install a side that compiles with mypyc without it"
     )
     parser.add_argument(
@@ -218,6 +229,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.repeat < 1 or args.jobs < 1:
         parser.error("--repeat and --jobs must be at least 1")
+    if args.runtime and not args.megabytes:
+        parser.error("--runtime needs --megabytes (the size its traces are scaled to)")
     if not args.megabytes and not args.public_claude.is_dir():
         parser.error(f"no public Claude Code transcripts at {args.public_claude} (--public-claude)")
 

@@ -176,3 +176,30 @@ def test_a_runtime_corpus_is_scaled_with_unique_ids(tmp_path: Path) -> None:
     finally:
         con.close()
     assert copies == 0 and sessions == sources == len(files)
+
+
+def test_same_rows_tells_equal_datasets_from_different_ones(tmp_path: Path) -> None:
+    """benchmarks/same_rows.py: two builds of the same traces publish the same rows (exit 0);
+    a build that bounds texts differently is told apart, naming the column (exit 1)."""
+    from benchmarks.same_rows import table_rows
+    from tests.support.files import fixture_path
+    from traceidx.projection.ingest import Settings
+
+    traces = fixture_path("generated", "pi")
+    for name, settings in (("a", None), ("b", None), ("short", Settings(text_limit=40))):
+        assert build([traces], tmp_path / name, jobs=1, settings=settings).exit_code == 0
+    same = _same_rows(tmp_path / "a", tmp_path / "b")
+    assert same.returncode == 0, same.stdout + same.stderr
+    sessions = table_rows(tmp_path / "a", "sessions")
+    assert sessions is not None and sessions.num_rows > 1
+    assert f"same rows: sources {sessions.num_rows:,}," in same.stdout
+    other = _same_rows(tmp_path / "a", tmp_path / "short")
+    assert other.returncode == 1
+    assert "items.semantic: some of" in other.stdout and other.stdout.startswith("items.")
+    missing = _same_rows(tmp_path / "a", tmp_path / "none")
+    assert missing.returncode == 2 and "not a folder" in missing.stderr
+
+
+def _same_rows(base: Path, new: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(ROOT / "benchmarks" / "same_rows.py"), str(base), str(new)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)

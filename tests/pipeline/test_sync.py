@@ -208,8 +208,14 @@ def test_other_settings_reproject_everything(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_parallel_and_serial_builds_agree(tmp_path: Path, jobs: int) -> None:
+def test_parallel_and_serial_builds_agree(
+    tmp_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # batches of four sources: the fixture's are several, so two jobs go through the pool
+    monkeypatch.setattr(traceidx.pipeline.worker, "BATCH_SOURCES", 4)
     traces = fixture_path("generated", "claude")
+    decisions = [Decision(str(p), "new", p.stat().st_size) for p in traces.rglob("*.jsonl")]
+    assert len(traceidx.pipeline.worker.plan_batches(decisions, {})) > 2
     serial, other = tmp_path / "serial", tmp_path / f"jobs{jobs}"
     build([traces], serial, jobs=1)
     build([traces], other, jobs=jobs)
@@ -222,7 +228,7 @@ def test_parallel_and_serial_builds_agree(tmp_path: Path, jobs: int) -> None:
 def test_batches_take_every_source_once_and_shrink_at_the_end(sizes: list[int]) -> None:
     """Sources go to batches in order, each once; a batch holds at most `BATCH_SOURCES`
     sources and `BATCH_BYTES` bytes (or one larger source), and at most a `TAIL_SPLIT`th of
-    that once only `TAIL_BYTES` bytes are left."""
+    those bytes once only `TAIL_BYTES` bytes are left."""
     decisions = [Decision(f"s{i:03d}", "new", size) for i, size in enumerate(sizes)]
     decisions.insert(len(decisions) // 2, Decision("kept", "unchanged", 1 << 20))
     batches = traceidx.pipeline.worker.plan_batches(decisions, {"s000": "checkpoint"})
@@ -238,10 +244,20 @@ def test_batches_take_every_source_once_and_shrink_at_the_end(sizes: list[int]) 
         small = left <= TAIL_BYTES  # (left: the bytes of this batch and of those after it)
         sources, most = (BATCH_SOURCES, BATCH_BYTES)
         if small:
-            sources, most = sources // TAIL_SPLIT, most // TAIL_SPLIT
+            most = most // TAIL_SPLIT
         total = sum(size[work.decision.locator] for work in batch)
         assert len(batch) <= sources and (total <= most or len(batch) == 1)
         left -= total
+
+
+def test_small_sources_at_the_end_go_in_full_batches() -> None:
+    """The tail shrinks a batch's bytes, not its count of sources: many small files (as Pi
+    and dsh write) are read `BATCH_SOURCES` to a batch to the end, each batch's fixed cost
+    paid once per that many sources."""
+    decisions = [Decision(f"s{i:04d}", "new", 4096) for i in range(3 * BATCH_SOURCES + 5)]
+    batches = traceidx.pipeline.worker.plan_batches(decisions, {})
+    assert sum(d.size for d in decisions) <= TAIL_BYTES  # all of it is the tail
+    assert [len(batch) for batch in batches] == [BATCH_SOURCES] * 3 + [5]
 
 
 def test_links_follow_the_linked_session_appearing_and_going(tmp_path: Path) -> None:
