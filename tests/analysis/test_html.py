@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from tests.support.browser import PRINT_WIDTH, Opened, ensure_chromium, open_page, variance
 from tests.support.files import FIXTURES, WITH_CORPUS, traceidx_cli
 from traceidx.analysis.htmlreport import SECTIONS
+from traceidx.analysis.palette import NEUTRAL
 from traceidx.analysis.reports import report_options
 from traceidx.demo import RUNTIMES, write_demo
 from traceidx.pipeline.job import build
@@ -434,6 +435,8 @@ def test_a_model_has_one_colour_in_every_report_and_it_means_only_that_model(
         write_html(demo, tmp_path / "demo.html", "--timezone", "UTC"),
         write_html(other, tmp_path / "other.html", "--timezone", "UTC"),
         write_html(demo, tmp_path / "codex.html", "--timezone", "UTC", "--runtime", "codex"),
+        # stacked by other dimensions than the model: in grey, never in a model's colour
+        write_html(demo, tmp_path / "by.html", "--timezone", "UTC", "--group-by", "project"),
     ]
     scales = []
     for page in pages:
@@ -447,6 +450,9 @@ def test_a_model_has_one_colour_in_every_report_and_it_means_only_that_model(
         assert all(models[m] == scales[0][m] for m in set(models) & set(scales[0])), models
     # the costliest model differs between the two datasets: the colour follows the name only
     assert next(iter(scales[0])) != next(iter(scales[1]))
+    grouped = pages[-1].read_text("utf-8")
+    assert "The rows are not grouped by model (--group-by): no cost by it." in grouped
+    assert _specs(grouped)["tokens"]["encoding"]["color"] == {"value": NEUTRAL}
 
 
 def test_the_outcome_chart_says_what_not_stated_means_and_who_states_outcomes(

@@ -130,6 +130,7 @@ def costs(page: Page, frames: dict[str, pl.DataFrame]) -> None:
         ("cost-projects", projects, "project", "Cost by project (USD)"),
     ):
         if column not in frame.columns:
+            page.note(f"The rows are not grouped by {column} (--group-by): no cost by it.", name)
             continue
         sums = (
             _positive(label(frame, column), "cost_usd")
@@ -170,15 +171,16 @@ def usage(page: Page, rows: pl.DataFrame, period: str) -> None:
     unit, word = time_unit(
         rows.get_column("period").to_list() if "period" in rows.columns else [], period
     )
+    stack = key(rows) if len(rows.columns) > 1 else "model"
+    by = "model" if stack == "model" else f"{stack} (in grey: colours name models only)"
     page.heading(
         f"Spend and tokens by {word}",
-        "Stacked by model, on a time axis that keeps the gaps between active periods; tokens "
+        f"Stacked by {by}, on a time axis that keeps the gaps between active periods; tokens "
         "and costs fall in the period of each call (report usage).",
     )
     if rows.is_empty():
         page.note("No loops in scope.")
         return
-    stack = key(rows)
     shown = label(rows, stack).filter(pl.col("period") != "")  # unknown times: named once above
     axis = alt.X(f"{unit}(period):T", title=word, axis=alt.Axis(labelOverlap=True))
     color: Any = (
