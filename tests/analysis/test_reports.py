@@ -376,7 +376,7 @@ def test_project_means_one_thing_in_every_report(traces_dataset: Path) -> None:
 def test_the_models_table_says_what_no_outcome_means_and_who_states_outcomes(
     dataset: Path,
 ) -> None:
-    """Most loops have no outcome because most runtimes never write that a run completed: the
+    """Most loops have no outcome because many runtimes never write that a run completed: the
     human formats say so under the table, with the runtimes of the scope that stated any
     outcome; JSON and CSV carry the rows only."""
     stated = [r for (r,) in sql(dataset, "SELECT DISTINCT runtime FROM loop_usage "
@@ -388,7 +388,7 @@ def test_the_models_table_says_what_no_outcome_means_and_who_states_outcomes(
     assert sorted(named) == stated
     note = (
         "no_outcome: the runtime did not state how the loop ended (traceidx never guesses it; "
-        "most runtimes state only interruptions and failures)"
+        "many runtimes state only interruptions and failures)"
         + (f"; stated here by {', '.join(stated)}" if stated else "")
         + (f"; never by {', '.join(silent)}" if silent else "")
         + "."

@@ -289,8 +289,8 @@ def outcome_caption(rows: pl.DataFrame) -> str:
     text = (
         '"Not stated": the runtime did not write how the loop ended, and traceidx never '
         "guesses an outcome from the text or a model's stop reason. Runtimes differ in what "
-        "they write: Codex and dsh say when a run completed; the others mostly write only "
-        "interruptions and failures, so a loop that ended normally often reads as not stated."
+        "they write: some say when a run completed, many write only interruptions and "
+        "failures, so a loop that ended normally often reads as not stated."
     )
     if stating:
         text += f" In this scope, outcomes were stated by {', '.join(stating)}"

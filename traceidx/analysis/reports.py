@@ -120,7 +120,7 @@ def outcome_footnote(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> s
     stated, silent = stated_outcomes(columns, rows)
     text = (
         "no_outcome: the runtime did not state how the loop ended (traceidx never guesses it; "
-        "most runtimes state only interruptions and failures)"
+        "many runtimes state only interruptions and failures)"
     )
     if stated:
         text += f"; stated here by {', '.join(stated)}"
