@@ -1,10 +1,11 @@
 -- models: models side by side: loops, tokens per loop (median, p90), output/input ratio,
 -- cache hit share (cached / input), tool calls per loop, tool failure rate (over calls whose
--- outcome is known), the loop outcome mix, median loop wall time where the loop's start and
--- end times are known (loops_with_wall_time says for how many), the median tool call duration
--- (the best known: reported, else between the call's and its output's records; calls_with_duration
--- says over how many calls), and cost where priced.
--- detail (hidden first in a narrow table): loops_with_usage, output_input_ratio, completed, interrupted, failed, no_outcome, median_wall_s, loops_with_wall_time, tool_duration_ms_median, calls_with_duration, cost_per_loop_usd
+-- outcome is known), the loop outcome mix (no_outcome: loops whose runtime did not state how
+-- they ended; runtimes_with_outcome: the runtimes that stated it for some loop), median loop
+-- wall time where the loop's start and end times are known (loops_with_wall_time says for how
+-- many), the median tool call duration (the best known: reported, else between the call's and
+-- its output's records; calls_with_duration says over how many calls), and cost where priced.
+-- detail (hidden first in a narrow table): loops_with_usage, output_input_ratio, completed, interrupted, failed, no_outcome, runtimes_with_outcome, median_wall_s, loops_with_wall_time, tool_duration_ms_median, calls_with_duration, cost_per_loop_usd
 WITH calls AS (
     SELECT loop_id, count(*) AS calls,
            count(*) FILTER (WHERE failed) AS failures, count(failed) AS with_status
@@ -36,6 +37,8 @@ SELECT
     count(*) FILTER (WHERE l.outcome = 'interrupted') AS interrupted,
     count(*) FILTER (WHERE l.outcome = 'failed') AS failed,
     count(*) FILTER (WHERE l.outcome IS NULL) AS no_outcome,
+    string_agg(DISTINCT l.runtime, ',' ORDER BY l.runtime) FILTER (WHERE l.outcome IS NOT NULL)
+        AS runtimes_with_outcome,
     round(median(l.wall_s), 3) AS median_wall_s,
     count(l.wall_s) AS loops_with_wall_time,
     round(any_value(d.tool_ms_median), 1) AS tool_duration_ms_median,

@@ -214,13 +214,17 @@ def test_a_compact_call_is_a_model_call_of_the_session() -> None:
     assert draft.loops[0].end == positions(lines, "session.shutdown")[0]
 
 
-def test_a_cut_stream_s_unknown_input_is_not_zero(tmp_path: Path) -> None:
-    """A stream cut before ``response.completed`` writes ``inputTokens: null, outputTokens: 0``:
-    the call ran (a failed attempt), its usage is unknown (the contract needs both counts), not
-    0; the partial text still ends the run as its answer."""
+@pytest.mark.parametrize("input_tokens", ["null", "left out"])
+def test_a_cut_stream_s_unknown_input_is_not_zero(tmp_path: Path, input_tokens: str) -> None:
+    """A stream cut before ``response.completed`` writes ``outputTokens: 0`` and an
+    ``inputTokens`` that is ``null`` or left out: the call ran (a failed attempt, published as a
+    model call), its usage is unknown (the contract needs both counts), not 0; the partial text
+    still ends the run as its answer."""
     lines = records(COMPACTION)
     (usage,) = positions(lines, "session.usage_record")
     lines[usage]["data"]["usage"].update(inputTokens=None, outputTokens=0)
+    if input_tokens == "left out":
+        del lines[usage]["data"]["usage"]["inputTokens"]
     draft = draft_of(lines)
     loop = draft.loops[0]
     (call,) = loop.usage

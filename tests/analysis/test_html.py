@@ -4,6 +4,7 @@ numbers equal to the batch reports' for the same scope, small enough to send."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -17,8 +18,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.support.browser import PRINT_WIDTH, Opened, ensure_chromium, open_page, variance
-from tests.support.files import WITH_CORPUS, traceidx_cli
+from tests.support.files import FIXTURES, WITH_CORPUS, traceidx_cli
 from traceidx.analysis.htmlreport import SECTIONS
+from traceidx.analysis.palette import NEUTRAL
 from traceidx.analysis.reports import report_options
 from traceidx.demo import RUNTIMES, write_demo
 from traceidx.pipeline.job import build
@@ -334,3 +336,138 @@ def test_the_headline_answers_at_a_glance_with_one_colour_per_model(
     assert all(scale == scales[0] for scale in scales)
     domain, colours = scales[0]
     assert domain[0] == top and len(set(colours)) == len(colours)
+
+
+# -- charts with marks, colours with one meaning, outcomes explained -------------------------
+
+#: a real Qwen Code session whose first prompt's requests all failed: a loop without usage
+#: beside one with usage (the model is unpriced)
+QWEN_HTTP_ERROR = FIXTURES.joinpath(
+    "generated", "qwen", "projects", "-home-dev-projects-error-http-s1", "chats",
+    "a1c1a718-ab69-48d0-8d75-8270f240994a.jsonl",
+)  # fmt: skip
+#: a real Codex session whose only turn failed on HTTP 500: no usage at all
+CODEX_HTTP_ERROR = FIXTURES.joinpath(
+    "generated", "codex",
+    "error_http500-s1__rollout-2026-11-30T06-29-42-01a22b25-1cb9-72e3-98bb-2a1d1d9ac10e.jsonl",
+)  # fmt: skip
+
+
+def built(root: Path, *paths: Path) -> Path:
+    report = build(list(paths), root / "dataset", jobs=1)
+    assert report.exit_code == 0
+    return root / "dataset"
+
+
+def _specs(text: str) -> dict[str, Any]:
+    found = re.search(r'id="traceidx-charts">(.*?)</script>', text, re.S)
+    assert found is not None
+    specs: dict[str, Any] = json.loads(found.group(1))
+    return specs
+
+
+def _instead(text: str) -> set[str]:
+    """The charts a page names a sentence in place of."""
+    return set(re.findall(r'<p class="note" data-instead-of="([^"]+)">', text))
+
+
+@pytest.mark.parametrize(
+    ("trace", "drawn", "told"),
+    [
+        (QWEN_HTTP_ERROR, {"tokens", "models", "outcomes"}, {"spend", "cost-models"}),
+        (CODEX_HTTP_ERROR, {"outcomes"}, {"spend", "tokens", "models", "cost-models"}),
+    ],
+    ids=["a-loop-without-usage", "no-usage-at-all"],
+)
+def test_no_chart_is_drawn_without_marks_and_a_missing_one_is_said(
+    tmp_path: Path, chromium: None, trace: Path, drawn: set[str], told: set[str]
+) -> None:
+    dataset = built(tmp_path, trace)
+    usage = report_json(dataset, "usage", "--timezone", "UTC")
+    assert any(r["loops_without_usage"] and r["total"] is None for r in usage)  # the case
+    page = write_html(dataset, tmp_path / "r.html", "--timezone", "UTC")
+    text = page.read_text("utf-8")
+    seen = open_page(page)
+    assert seen.console_errors == []
+    assert drawn <= set(seen.marks) and not told & set(seen.marks)
+    assert all(count > 0 for count in seen.marks.values()), seen.marks  # bars with an area
+    assert told <= _instead(text) and not _instead(text) & set(seen.marks)
+    if "tokens" in told:
+        assert "No loop in scope reported usage: no tokens to chart." in text
+
+
+def _scale_colours(specs: dict[str, Any]) -> tuple[dict[str, str], set[str]]:
+    """The model scale of a page's charts (model -> colour; one scale for every chart) and
+    every other colour the charts name (other scales' ranges, fixed mark colours)."""
+    models: dict[str, str] = {}
+    others: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            colour = node.get("color")
+            if isinstance(colour, dict) and isinstance(colour.get("scale"), dict):
+                scale = colour["scale"]
+                if colour.get("field") == "model":
+                    pairs = dict(zip(scale["domain"], scale["range"], strict=True))
+                    assert not models or pairs == models  # the same scale everywhere
+                    models.update(pairs)
+                else:
+                    others.update(scale.get("range", []))
+            elif isinstance(colour, dict) and "value" in colour:
+                others.add(colour["value"])
+            elif isinstance(colour, str):
+                others.add(colour)  # a mark's own colour
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(specs)
+    return models, others
+
+
+def test_a_model_has_one_colour_in_every_report_and_it_means_only_that_model(
+    demo: Path, tmp_path: Path
+) -> None:
+    other = built(tmp_path, FIXTURES / "generated" / "codex", FIXTURES / "generated" / "gemini")
+    pages = [
+        write_html(demo, tmp_path / "demo.html", "--timezone", "UTC"),
+        write_html(other, tmp_path / "other.html", "--timezone", "UTC"),
+        write_html(demo, tmp_path / "codex.html", "--timezone", "UTC", "--runtime", "codex"),
+        # stacked by other dimensions than the model: in grey, never in a model's colour
+        write_html(demo, tmp_path / "by.html", "--timezone", "UTC", "--group-by", "project"),
+    ]
+    scales = []
+    for page in pages:
+        models, others = _scale_colours(_specs(page.read_text("utf-8")))
+        assert models and len(set(models.values())) == len(models)
+        assert others and not others & set(models.values()), others & set(models.values())
+        scales.append(models)
+    shared = set(scales[0]) & set(scales[1])
+    assert "gpt-5.5" in shared
+    for models in scales[1:]:
+        assert all(models[m] == scales[0][m] for m in set(models) & set(scales[0])), models
+    # the costliest model differs between the two datasets: the colour follows the name only
+    assert next(iter(scales[0])) != next(iter(scales[1]))
+    grouped = pages[-1].read_text("utf-8")
+    assert "The rows are not grouped by model (--group-by): no cost by it." in grouped
+    assert _specs(grouped)["tokens"]["encoding"]["color"] == {"value": NEUTRAL}
+
+
+def test_the_outcome_chart_says_what_not_stated_means_and_who_states_outcomes(
+    tmp_path: Path,
+) -> None:
+    dataset = built(tmp_path, FIXTURES / "generated" / "codex", FIXTURES / "generated" / "gemini")
+    models = report_json(dataset, "models", "--timezone", "UTC")
+    stated = {n for r in models for n in (r["runtimes_with_outcome"] or "").split(",") if n}
+    silent = {n for r in models for n in r["runtimes"].split(",")} - stated
+    assert stated == {"codex"} and silent == {"gemini"}  # what these traces state
+    text = write_html(dataset, tmp_path / "r.html", "--timezone", "UTC").read_text("utf-8")
+    caption = re.search(r'<p class="caption" id="caption-outcomes">([^<]*)</p>', text)
+    assert caption is not None
+    said = html.unescape(caption.group(1))
+    assert said.startswith('"Not stated": the runtime did not write how the loop ended')
+    assert "never guesses an outcome" in said
+    assert said.endswith("In this scope, outcomes were stated by codex; never by gemini.")
+    assert "labelExpr" in json.dumps(_specs(text)["outcomes"])  # the legend says "not stated"

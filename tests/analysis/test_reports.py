@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -370,3 +371,37 @@ def test_project_means_one_thing_in_every_report(traces_dataset: Path) -> None:
     if None in named:
         table = report_cli(traces_dataset, "projects", "--timezone", "UTC", fmt="table")
         assert "(unknown)" in table
+
+
+def test_the_models_table_says_what_no_outcome_means_and_who_states_outcomes(
+    dataset: Path,
+) -> None:
+    """Most loops have no outcome because many runtimes never write that a run completed: the
+    human formats say so under the table, with the runtimes of the scope that stated any
+    outcome; JSON and CSV carry the rows only."""
+    stated = [r for (r,) in sql(dataset, "SELECT DISTINCT runtime FROM loop_usage "
+                                "WHERE outcome IS NOT NULL ORDER BY 1")]  # fmt: skip
+    every = [r for (r,) in sql(dataset, "SELECT DISTINCT runtime FROM loop_usage ORDER BY 1")]
+    silent = [r for r in every if r not in stated]
+    rows = report_cli(dataset, "models", "--timezone", "UTC")
+    named = {n for r in rows for n in (r["runtimes_with_outcome"] or "").split(",") if n}
+    assert sorted(named) == stated
+    note = (
+        "no_outcome: the runtime did not state how the loop ended (traceidx never guesses it; "
+        "many runtimes state only interruptions and failures)"
+        + (f"; stated here by {', '.join(stated)}" if stated else "")
+        + (f"; never by {', '.join(silent)}" if silent else "")
+        + "."
+    )
+    for fmt in ("table", "markdown"):
+        out = report_cli(dataset, "models", "--timezone", "UTC", "--wide", fmt=fmt)
+        assert out.endswith(f"\n{note}\n"), out[-400:]
+    for fmt in ("csv",):
+        assert "no_outcome: the runtime" not in report_cli(dataset, "models", fmt=fmt)
+    narrow = subprocess.run(
+        [sys.executable, "-m", "traceidx.cli.main", "report", "models", "--dataset",
+         str(dataset), "--timezone", "UTC"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "60"},
+    )  # fmt: skip
+    assert narrow.returncode == 0 and " ".join(narrow.stdout.split()).endswith(note)
+    assert all(len(line) <= 60 for line in narrow.stdout.splitlines()[-4:])

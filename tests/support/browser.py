@@ -59,9 +59,16 @@ class Opened:
     print_width: int
 
 
+#: each chart's marks that show something: elements of its mark groups with an area (a bar of
+#: zero length, or one at NaN, draws nothing and is not counted) or a length (a rule)
 _MARKS = """() => Object.fromEntries([...document.querySelectorAll('.chart')].map(div =>
-  [div.dataset.chart, div.querySelectorAll('svg g.role-mark > path, svg g.role-mark > rect, '
-     + 'svg g.role-mark > line, svg g.role-mark > circle, svg g.role-mark > g').length]))"""
+  [div.dataset.chart, [...div.querySelectorAll('svg g.role-mark > path, svg g.role-mark > rect, '
+     + 'svg g.role-mark > line, svg g.role-mark > circle, svg g.role-mark > g')].filter(e => {
+       const box = e.getBBox();
+       const sized = e.tagName === 'line' ? box.width > 0 || box.height > 0
+                                          : box.width > 0 && box.height > 0;
+       return sized && ![box.x, box.y, box.width, box.height].some(Number.isNaN);
+     }).length]))"""
 _TABLES = """() => Object.fromEntries([...document.querySelectorAll('section.table')].map(s =>
   [s.dataset.table, [...s.querySelectorAll('tbody tr')].map(tr =>
      [...tr.querySelectorAll('td')].map(td => td.textContent.trim()))]))"""

@@ -41,7 +41,9 @@ def screenshot(output: Path) -> Path:
         shot = Image.open(io.BytesIO(open_page(page, width=1000).screenshot))
     top = shot.crop((0, 0, shot.width, min(TOP, shot.height)))
     small = top.resize((WIDTH, round(top.height * WIDTH / top.width)), Image.Resampling.LANCZOS)
-    small.convert("RGB").quantize(colors=64).save(output, optimize=True)
+    # an octree palette keeps the model colours apart (median cut merged near hues)
+    palette = small.convert("RGB").quantize(colors=128, method=Image.Quantize.FASTOCTREE)
+    palette.save(output, optimize=True)
     return output
 
 

@@ -14,103 +14,22 @@ import functools
 import html
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from traceidx.analysis import htmlcharts as sections
+from traceidx.analysis.htmlcharts import Page, key, label
+from traceidx.analysis.palette import model_colours
 from traceidx.analysis.reports import ReportParams, run_report
-from traceidx.analysis.rows import UNKNOWN as OUTPUT_UNKNOWN
-from traceidx.analysis.rows import jsonable
+from traceidx.analysis.rows import UNKNOWN, jsonable
 from traceidx.errors import ReportError
 
 if TYPE_CHECKING:
-    import altair as alt
     import duckdb
     import polars as pl
 
 #: the reports the page is made of (all rows embedded; charts and tables read these only)
 SECTIONS = ("usage", "models", "projects", "subagents", "tools", "slowest")
-#: rows shown in one table (the embedded data keeps them all)
-TABLE_ROWS = 15
-#: chart width in CSS pixels (fits an A4 page in print)
-WIDTH = 640
-UNKNOWN = OUTPUT_UNKNOWN
-#: the models report's columns charted side by side (those present and not all empty)
-METRICS = ("tokens_per_loop_median", "cache_hit_share", "cost_per_loop_usd", "tool_failure_rate")
-OUTCOMES = ("completed", "interrupted", "failed", "no_outcome")
-#: the model colours, in order of spend (Tableau 20); further models get golden-angle hues
-PALETTE = (
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac", "#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a",
-    "#d62728", "#ff9896", "#9467bd", "#c5b0d5",
-)  # fmt: skip
-
-
-def model_colours(names: list[str]) -> dict[str, str]:
-    """One fixed colour per model for every chart of the page (`names` in order of spend):
-    distinct for the first 20, then distinct hues of the golden angle."""
-    out = {}
-    for index, name in enumerate(names):
-        if index < len(PALETTE):
-            out[name] = PALETTE[index]
-        else:
-            out[name] = f"hsl({(index * 137.508) % 360:.0f}, 55%, 45%)"
-    return out
-
-
-def time_unit(periods: list[str], period: str) -> tuple[str, str]:
-    """The time unit a chart of periods uses (Vega-Lite timeUnit, and its word): the report's
-    own period when it is week or month; for days, days up to two months of span, weeks up to
-    two years, months beyond."""
-    if period == "week":
-        return "yearweek", "week"
-    if period == "month":
-        return "yearmonth", "month"
-    dates = sorted(p for p in periods if p)
-    if not dates:
-        return "yearmonthdate", "day"
-    from datetime import date
-
-    span = (date.fromisoformat(dates[-1][:10]) - date.fromisoformat(dates[0][:10])).days
-    if span <= 62:
-        return "yearmonthdate", "day"
-    if span <= 730:
-        return "yearweek", "week"
-    return "yearmonth", "month"
-
-
-@dataclass
-class Page:
-    """What the page shows, in order: sections of prose, charts and tables; `colours` is the
-    one colour scale every chart colours models by."""
-
-    parts: list[str] = field(default_factory=list)
-    charts: dict[str, dict[str, Any]] = field(default_factory=dict)
-    colours: dict[str, str] = field(default_factory=dict)
-
-    def model_colour(self, field_name: str = "model", legend: bool = True) -> Any:
-        """The colour channel of a chart coloured by model, on the page's shared scale."""
-        import altair as alt
-
-        scale = alt.Scale(domain=list(self.colours), range=list(self.colours.values()))
-        return alt.Color(
-            f"{field_name}:N", scale=scale, title="model", legend=alt.Legend() if legend else None
-        )
-
-    def heading(self, text: str, about: str = "") -> None:
-        self.parts.append(f"<h2>{html.escape(text)}</h2>")
-        if about:
-            self.parts.append(f'<p class="about">{html.escape(about)}</p>')
-
-    def note(self, text: str) -> None:
-        self.parts.append(f'<p class="note">{html.escape(text)}</p>')
-
-    def chart(self, name: str, chart: alt.TopLevelMixin) -> None:
-        self.charts[name] = chart.to_dict()
-        self.parts.append(f'<div class="chart" id="chart-{name}" data-chart="{name}"></div>')
-
-    def table(self, name: str, frame: pl.DataFrame, title: str) -> None:
-        self.parts.append(_table(name, frame, title))
 
 
 def _require() -> None:
@@ -136,12 +55,12 @@ def render(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
     page = Page(colours=model_colours(_models_by_spend(frames)))
     page.parts.append(_header(frames, p))
     page.parts.append(_cards(frames))
-    _costs(page, frames)
-    _usage(page, frames["usage"], p)
-    _models(page, frames["models"])
-    _projects(page, frames["projects"])
-    _subagents(page, frames["subagents"])
-    _tools(page, frames["tools"], frames["slowest"])
+    sections.costs(page, frames)
+    sections.usage(page, frames["usage"], p.period)
+    sections.models(page, frames["models"])
+    sections.projects(page, frames["projects"])
+    sections.subagents(page, frames["subagents"])
+    sections.tools(page, frames["tools"], frames["slowest"])
     embedded = {
         name: [{k: jsonable(v) for k, v in row.items()} for row in frame.iter_rows(named=True)]
         for name, frame in frames.items()
@@ -235,11 +154,11 @@ def _header(frames: dict[str, pl.DataFrame], p: ReportParams) -> str:
     for column in [c for c in usage.columns if c.startswith("unpriced_")][:1]:
         # unpriced_loops or unpriced_calls: what the report counts as lacking a price
         unpriced = usage.filter(usage[column] > 0)
-        names = sorted({str(m or UNKNOWN) for m in unpriced.get_column(_key(usage))})
+        names = sorted({str(m or UNKNOWN) for m in unpriced.get_column(key(usage))})
         if names:
             missing.append(
                 f"{_n(_total(unpriced, column))} {column.removeprefix('unpriced_')} of unpriced "
-                f"{_key(usage)}s ({', '.join(names)}) have no cost"
+                f"{key(usage)}s ({', '.join(names)}) have no cost"
             )
     if "loops_without_usage" in usage.columns:
         missing.append(f"{_n(_total(usage, 'loops_without_usage'))} loops reported no usage")
@@ -270,7 +189,7 @@ def _models_by_spend(frames: dict[str, pl.DataFrame]) -> list[str]:
     usage = frames["usage"]
     if "model" in usage.columns and not usage.is_empty():
         sums = (
-            _label(usage, "model")
+            label(usage, "model")
             .group_by("model")
             .agg(pl.col("cost_usd").sum(), pl.col("total").sum())
         )
@@ -278,25 +197,25 @@ def _models_by_spend(frames: dict[str, pl.DataFrame]) -> list[str]:
             seen[row["model"]] = (row["cost_usd"] or 0.0, row["total"] or 0)
     models = frames["models"]
     if "model" in models.columns:
-        for name in _label(models, "model").get_column("model"):
+        for name in label(models, "model").get_column("model"):
             seen.setdefault(name, (0.0, 0))
     return sorted(seen, key=lambda m: (-seen[m][0], -seen[m][1], m))
 
 
-def _top(frame: pl.DataFrame, key: str, value: str) -> tuple[str, float] | None:
-    """The key of the row group with the largest sum of `value`, and that sum."""
+def _top(frame: pl.DataFrame, column: str, value: str) -> tuple[str, float] | None:
+    """The `column` value of the row group with the largest sum of `value`, and that sum."""
     import polars as pl
 
-    if frame.is_empty() or key not in frame.columns or value not in frame.columns:
+    if frame.is_empty() or column not in frame.columns or value not in frame.columns:
         return None
     sums = (
-        _label(frame, key)
-        .group_by(key)
+        label(frame, column)
+        .group_by(column)
         .agg(pl.col(value).sum())
         .filter(pl.col(value) > 0)
-        .sort([value, key], descending=[True, False])
+        .sort([value, column], descending=[True, False])
     )
-    return None if sums.is_empty() else (str(sums[0, key]), float(sums[0, value]))
+    return None if sums.is_empty() else (str(sums[0, column]), float(sums[0, value]))
 
 
 def _cards(frames: dict[str, pl.DataFrame]) -> str:
@@ -328,309 +247,13 @@ def _cards(frames: dict[str, pl.DataFrame]) -> str:
     return f'<section class="cards" id="cards">{body}</section>'
 
 
-def _costs(page: Page, frames: dict[str, pl.DataFrame]) -> None:
-    """Cost by model and by project: the first two questions a reader has."""
-    import altair as alt
-    import polars as pl
-
-    page.heading("Where the money went", "Cost by model and by project, priced per call.")
-    usage, projects = frames["usage"], frames["projects"]
-    drawn = False
-    for name, frame, key, title in (
-        ("cost-models", usage, "model", "Cost by model (USD)"),
-        ("cost-projects", projects, "project", "Cost by project (USD)"),
-    ):
-        if key not in frame.columns or "cost_usd" not in frame.columns:
-            continue
-        sums = (
-            _label(frame, key)
-            .group_by(key)
-            .agg(pl.col("cost_usd").sum())
-            .filter(pl.col("cost_usd") > 0)
-            .sort(["cost_usd", key], descending=[True, False])
-            .head(TABLE_ROWS)
-            .with_columns(pl.col("cost_usd").round(2).alias("label"))
-        )
-        if sums.is_empty():
-            continue
-        drawn = True
-        colour: Any = page.model_colour(legend=False) if key == "model" else alt.value("#4e79a7")
-        bars = (
-            alt.Chart(sums)
-            .mark_bar()
-            .encode(
-                x=alt.X("cost_usd:Q", title="USD"),
-                y=alt.Y(f"{key}:N", sort="-x", title=None),
-                color=colour,
-                tooltip=[f"{key}:N", alt.Tooltip("cost_usd:Q", format=",.2f")],
-            )
-        )
-        totals = bars.mark_text(align="left", dx=3).encode(
-            text=alt.Text("label:Q", format="$,.2f"), color=alt.value("#222")
-        )
-        page.chart(
-            name, (bars + totals).properties(width=WIDTH - 260, height=alt.Step(18), title=title)
-        )
-    if not drawn:
-        page.note("No priced calls in scope: no cost to show.")
-
-
-def _key(usage: pl.DataFrame) -> str:
-    """What the usage rows are stacked by: the model, else the first dimension grouped by."""
-    return "model" if "model" in usage.columns else usage.columns[1]
-
-
-def _label(frame: pl.DataFrame, column: str) -> pl.DataFrame:
-    import polars as pl
-
-    if column not in frame.columns:
-        return frame
-    return frame.with_columns(
-        pl.col(column).cast(pl.String).fill_null(UNKNOWN).replace("", UNKNOWN)
-    )
-
-
-def _usage(page: Page, usage: pl.DataFrame, p: ReportParams) -> None:
-    import altair as alt
-    import polars as pl
-
-    unit, word = time_unit(usage.get_column("period").to_list() if "period" in usage.columns
-                           else [], p.period)  # fmt: skip
-    page.heading(
-        f"Spend and tokens by {word}",
-        "Stacked by model, on a time axis that keeps the gaps between active periods; tokens "
-        "and costs fall in the period of each call (report usage).",
-    )
-    if usage.is_empty():
-        page.note("No loops in scope.")
-        return
-    key = _key(usage)
-    shown = _label(usage, key).filter(pl.col("period") != "")  # unknown times: named once above
-    base = alt.Chart(shown).properties(width=WIDTH, height=220)
-    axis = alt.X(f"{unit}(period):T", title=word, axis=alt.Axis(labelOverlap=True))
-    color = page.model_colour() if key == "model" else alt.Color(f"{key}:N", title=key)
-    priced = shown.filter(pl.col("cost_usd").is_not_null())
-    if priced.is_empty():
-        page.note("No priced loops in scope: no spend to chart.")
-    else:
-        page.chart(
-            "spend",
-            alt.Chart(priced)
-            .properties(width=WIDTH, height=220, title=f"Spend by {word} (USD)")
-            .mark_bar()
-            .encode(
-                x=axis,
-                y=alt.Y("sum(cost_usd):Q", title="USD"),
-                color=color,
-                tooltip=["period:N", f"{key}:N", "cost_usd:Q"],
-            ),
-        )
-    page.chart(
-        "tokens",
-        base.mark_bar()
-        .encode(
-            x=axis,
-            y=alt.Y("sum(total):Q", title="tokens"),
-            color=color,
-            tooltip=["period:N", f"{key}:N", "loops:Q", "total:Q"],
-        )
-        .properties(title=f"Tokens by {word} (input + output)"),
-    )
-    newest = usage.tail(TABLE_ROWS)
-    title = "usage rows" if len(newest) == len(usage) else f"newest {len(newest)} usage rows"
-    page.table("usage", newest, title)
-
-
-def _models(page: Page, models: pl.DataFrame) -> None:
-    import altair as alt
-
-    page.heading("Models side by side", "One row per model (report models).")
-    if models.is_empty():
-        page.note("No loops in scope.")
-        return
-    shown = _label(models, "model")
-    metrics: list[Any] = [m for m in METRICS if m in shown.columns and shown.get_column(m).count()]
-    page.chart(
-        "models",
-        alt.Chart(shown)
-        .transform_fold(metrics, as_=["metric", "value"])
-        .transform_filter("isValid(datum.value)")
-        .mark_bar()
-        .encode(
-            x=alt.X("value:Q", title=None),
-            y=alt.Y("model:N", title=None, sort="-x"),
-            color=page.model_colour(legend=False),
-            tooltip=["model:N", "metric:N", "value:Q"],
-        )
-        .properties(width=WIDTH // 2 - 60, height=alt.Step(16))
-        .facet(facet=alt.Facet("metric:N", title=None, sort=metrics), columns=2)
-        .resolve_scale(x="independent"),
-    )
-    outcomes: list[Any] = [o for o in OUTCOMES if o in shown.columns]
-    if outcomes:
-        page.chart(
-            "outcomes",
-            alt.Chart(shown)
-            .transform_fold(outcomes, as_=["outcome", "loops"])
-            .mark_bar()
-            .encode(
-                x=alt.X("sum(loops):Q", stack="normalize", title="share of loops"),
-                y=alt.Y("model:N", title=None),
-                color=alt.Color("outcome:N", sort=outcomes),
-                tooltip=["model:N", "outcome:N", "loops:Q"],
-            )
-            .properties(
-                width=WIDTH - 160, height=alt.Step(18), title="How each model's loops ended"
-            ),
-        )
-    page.table("models", models, "models")
-
-
-def _bars(name: str, frame: pl.DataFrame, value: str, label: str, title: str) -> Any:
-    import altair as alt
-
-    return (
-        alt.Chart(frame)
-        .mark_bar()
-        .encode(
-            x=alt.X(f"{value}:Q", title=value),
-            y=alt.Y(f"{label}:N", sort="-x", title=None),
-            tooltip=[_tooltip(frame, c) for c in frame.columns[:10]],
-        )
-        .properties(width=WIDTH - 220, height=alt.Step(16), title=title, name=name)
-    )
-
-
-def _tooltip(frame: pl.DataFrame, column: str) -> Any:
-    import altair as alt
-
-    return alt.Tooltip(
-        column, type="quantitative" if frame[column].dtype.is_numeric() else "nominal"
-    )
-
-
-def _projects(page: Page, projects: pl.DataFrame) -> None:
-    import polars as pl
-
-    page.heading(
-        "Top projects",
-        "Per project: the repository its sessions worked in, else the working directory's "
-        "last part (report projects).",
-    )
-    shown = _label(projects, "project").filter(pl.col("tokens").is_not_null()).head(TABLE_ROWS)
-    if shown.is_empty():
-        page.note("No project has loops with usage in scope.")
-        return
-    page.chart("projects", _bars("projects", shown, "tokens", "project", "Tokens by project"))
-    page.table("projects", projects.head(TABLE_ROWS), f"top {len(shown)} projects")
-
-
-def _subagents(page: Page, subagents: pl.DataFrame) -> None:
-    import altair as alt
-    import polars as pl
-
-    page.heading("Subagents", "Child sessions another session delegated to (report subagents).")
-    if subagents.is_empty():
-        page.note("No subagent sessions in scope.")
-        return
-    kind = "agent_type" if "agent_type" in subagents.columns else "runtime"
-    shown = _label(subagents, kind)
-    page.chart(
-        "subagents",
-        alt.Chart(shown)
-        .mark_bar()
-        .encode(
-            x=alt.X("count():Q", title="child sessions"),
-            y=alt.Y(f"{kind}:N", sort="-x", title=kind),
-            color=alt.Color("runtime:N"),
-            tooltip=[f"{kind}:N", "runtime:N", "count():Q", "sum(tokens):Q"],
-        )
-        .properties(width=WIDTH - 220, height=alt.Step(18), title="Child sessions by agent type"),
-    )
-    busiest = subagents.sort(pl.col("tokens"), descending=True, nulls_last=True)
-    page.table("subagents", busiest.head(TABLE_ROWS), "subagents with the most tokens")
-
-
-def _tools(page: Page, tools: pl.DataFrame, slowest: pl.DataFrame) -> None:
-    import polars as pl
-
-    page.heading(
-        "Tools and shell programs",
-        "The slowest (median duration where known) and most failing (report tools, slowest).",
-    )
-    if tools.is_empty():
-        page.note("No tool calls in scope.")
-        return
-    for entry, kind, noun in (
-        ("tool kind", "tool", "tool kinds"),
-        ("program", "program", "shell programs"),
-    ):
-        rows = _label(tools.filter(pl.col("entry") == entry), "name")
-        slow = rows.filter(pl.col("duration_ms_median").is_not_null()).sort(
-            "duration_ms_median", descending=True
-        )
-        failing = rows.filter(pl.col("failures") > 0).sort(
-            ["failures", "calls"], descending=[True, True]
-        )
-        if not slow.is_empty():
-            page.chart(
-                f"slow-{kind}",
-                _bars(
-                    f"slow-{kind}",
-                    slow.head(TABLE_ROWS),
-                    "duration_ms_median",
-                    "name",
-                    f"Slowest {noun} (median milliseconds)",
-                ),
-            )
-        if failing.is_empty():
-            page.note(f"No failing {noun} in scope.")
-        else:
-            page.chart(
-                f"failing-{kind}",
-                _bars(
-                    f"failing-{kind}",
-                    failing.head(TABLE_ROWS),
-                    "failures",
-                    "name",
-                    f"Most failing {noun}",
-                ),
-            )
-            page.table(f"failing-{kind}", failing.head(TABLE_ROWS), f"most failing {noun}")
-    if not slowest.is_empty():
-        page.table("slowest", slowest.head(TABLE_ROWS), "slowest tool calls")
-
-
-def _table(name: str, frame: pl.DataFrame, title: str) -> str:
-    import great_tables as gt
-    import polars as pl
-
-    table = gt.GT(frame, id=f"table-{name}").tab_header(title=title)
-    for column, dtype in frame.schema.items():
-        if dtype == pl.Boolean:
-            table = table.fmt(lambda v: "yes" if v else "no", columns=column)
-        elif not dtype.is_numeric():
-            continue  # text as it is
-        elif column.endswith("_usd"):
-            table = table.fmt_currency(column, decimals=4)
-        elif column.endswith(("_share", "_rate")):
-            table = table.fmt_percent(column, decimals=2)
-        elif column.endswith("_ratio"):
-            table = table.fmt_number(column, decimals=4)
-        elif dtype.is_integer():
-            table = table.fmt_integer(column)
-        else:
-            table = table.fmt_number(column, decimals=2, drop_trailing_zeros=True)
-    table = table.sub_missing(missing_text="–").opt_table_font(stack="system-ui")
-    return f'<section class="table" data-table="{name}">{table.as_raw_html()}</section>'
-
-
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1000px; color: #222;
        padding: 0 1rem; }
 h1 { font-size: 1.5rem; margin-bottom: .25rem; }
 h2 { font-size: 1.2rem; margin-top: 2.5rem; border-bottom: 1px solid #ccc; }
-header .scope, .about, .note { color: #555; }
+header .scope, .about, .note, .caption { color: #555; }
+.caption { font-size: .9rem; max-width: 760px; }
 section.cards { display: flex; flex-wrap: wrap; gap: .75rem; margin: 1.5rem 0; }
 .card { flex: 1 1 150px; border: 1px solid #ddd; border-radius: 6px; padding: .6rem .8rem; }
 .card .label { display: block; color: #666; font-size: .8rem; text-transform: uppercase; }

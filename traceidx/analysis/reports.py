@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -92,6 +93,40 @@ def report_summary(name: str) -> str:
     text = " ".join(header).removeprefix(f"{name}:").strip()
     first, dot, _ = text.partition(". ")
     return first + ("." if dot else "")
+
+
+def stated_outcomes(
+    columns: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> tuple[list[str], list[str]]:
+    """From the models report's rows: the runtimes that stated a loop outcome in its scope,
+    and those that stated none (its ``runtimes`` and ``runtimes_with_outcome`` columns)."""
+    if "runtimes" not in columns or "runtimes_with_outcome" not in columns:
+        return [], []
+    every, stating = columns.index("runtimes"), columns.index("runtimes_with_outcome")
+    seen: set[str] = set()
+    stated: set[str] = set()
+    for row in rows:
+        for index, names in ((every, seen), (stating, stated)):
+            if isinstance(row[index], str):
+                names.update(n.strip() for n in row[index].split(",") if n.strip())
+    return sorted(stated), sorted(seen - stated)
+
+
+def outcome_footnote(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str | None:
+    """One line saying what the models report's ``no_outcome`` means and which runtimes of
+    its scope stated outcomes at all (None when it has no such column)."""
+    if "no_outcome" not in columns:
+        return None
+    stated, silent = stated_outcomes(columns, rows)
+    text = (
+        "no_outcome: the runtime did not state how the loop ended (traceidx never guesses it; "
+        "many runtimes state only interruptions and failures)"
+    )
+    if stated:
+        text += f"; stated here by {', '.join(stated)}"
+    if silent:
+        text += f"; never by {', '.join(silent)}"
+    return text + "."
 
 
 def local_timezone() -> str:

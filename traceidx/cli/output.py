@@ -353,6 +353,8 @@ class Rows:
     #: what the human formats show instead: other rows (fewer columns, made for reading), or a
     #: text
     human: Rows | Text | None = None
+    #: lines the human formats print after the rows: what a column means, filled to the width
+    notes: Sequence[str] = ()
 
 
 @dataclass(slots=True)
@@ -391,6 +393,13 @@ def emit(result: Result, fmt: str, *, wide: bool = False) -> None:
             out.write(line + "\n")
         shown = result.human or result
     print_rows(shown.columns, shown.rows, fmt, shown.total, wide=wide, detail=shown.detail)
+    if fmt in FITTED and result.rows:
+        room = None if wide else terminal_width()
+        for note in result.notes:
+            if fmt == "table":
+                out.write((textwrap.fill(note, room) if room else note) + "\n")
+            else:  # a paragraph of its own
+                out.write(f"\n{note}\n")
 
 
 def err(message: str) -> None:

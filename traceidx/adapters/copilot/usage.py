@@ -32,10 +32,11 @@ def usage_of(usage: Any) -> UsageSample | None:
 
 def unanswered(usage: Any) -> UsageSample | None:
     """The call of a usage record that states no input count: a stream cut before the
-    provider's usage arrived (Copilot writes ``inputTokens: null, outputTokens: 0`` and keeps
-    the partial text). It ran but its usage is unknown: a failed attempt (``error``) that
-    states no billed tokens, so it is published without usage, never as 0."""
-    if isinstance(usage, dict) and "inputTokens" in usage and usage["inputTokens"] is None:
+    provider's usage arrived (Copilot writes ``outputTokens: 0`` and an ``inputTokens`` that is
+    ``null``, or left out where the count was never set). It ran but its usage is unknown: a
+    failed attempt (``error``) that states no billed tokens, so it is published without usage,
+    never as 0."""
+    if isinstance(usage, dict) and usage.get("inputTokens") is None:
         return UsageSample(input=0, output=0, outcome="error")
     return None
 

@@ -70,9 +70,10 @@ def cmd_report(args: argparse.Namespace) -> int | Reply:
 
 def _report_rows(name: str, p: Any, columns: list[str], data: list[tuple[Any, ...]]) -> Rows:
     """A report's rows as every format shows them (a usage report with its totals row)."""
-    from traceidx.analysis.reports import report_detail, report_summary
+    from traceidx.analysis.reports import outcome_footnote, report_detail, report_summary
 
     total = totals_row(columns, data, "total") if name == "usage" else None
+    note = outcome_footnote(columns, data) if name == "models" else None
     span = f"{p.since or 'all time'} … {p.until or 'now'}"
     return Rows(
         columns,
@@ -81,6 +82,7 @@ def _report_rows(name: str, p: Any, columns: list[str], data: list[tuple[Any, ..
         report_detail(name),
         title=f"{name}: {report_summary(name)}",
         heading=(f"({span}, timezone {p.timezone})", ""),
+        notes=(note,) if note else (),
     )
 
 
