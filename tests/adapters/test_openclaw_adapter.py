@@ -19,8 +19,13 @@ import msgspec
 import pytest
 import zstandard
 
-from tests.support.facts import database_sessions, decoded_records, dict_rows
-from tests.support.files import CORPUS, FIXTURES, WITH_CORPUS, fixture_path, traceidx_cli
+from tests.support.facts import (
+    assert_database_fixture_is_the_corpus_s,
+    database_sessions,
+    decoded_records,
+    dict_rows,
+)
+from tests.support.files import FIXTURES, WITH_CORPUS, fixture_path, traceidx_cli
 from traceidx.adapters import adapter, detect
 from traceidx.adapters.openclaw import OpenClawAdapter
 from traceidx.adapters.pi import PiAdapter
@@ -490,19 +495,4 @@ def test_a_context_overflow_compacts_in_its_turn_or_ends_it(
 def test_the_database_fixture_holds_the_corpus_rows_of_its_sessions() -> None:
     """The committed database is the corpus's with the other sessions' rows and the full-text
     and memory indexes' rows deleted, then vacuumed: its sessions frame to the same lines."""
-    corpus = CORPUS / "generated" / "openclaw-sqlite"
-    theirs_db = corpus / "s1" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
-    mine = rowsource.listing(str(DATABASE))
-    assert len(mine) == 8
-    for session in mine:
-        ours = list(rowsource.lines(f"{DATABASE}#{session}"))
-        theirs = list(rowsource.lines(f"{theirs_db}#{session}"))
-        assert ours == theirs, session
-    for name in ("expect.json", "manifest.json"):
-        whole = json.loads((corpus / name).read_text("utf-8"))
-        part = json.loads((DATABASE.parents[4] / name).read_text("utf-8"))
-        key = "native_session_id" if name == "expect.json" else "session_id"
-        assert part["sessions"] == [s for s in whole["sessions"] if s[key] in mine]
-        assert {k: v for k, v in part.items() if k != "sessions"} == {
-            k: v for k, v in whole.items() if k != "sessions"
-        }
+    assert_database_fixture_is_the_corpus_s(DATABASE, "openclaw-sqlite", 8)

@@ -18,8 +18,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.facts import database_sessions, decoded_records, dict_rows
-from tests.support.files import CORPUS, WITH_CORPUS, fixture_path, traceidx_cli
+from tests.support.facts import (
+    assert_database_fixture_is_the_corpus_s,
+    database_sessions,
+    decoded_records,
+    dict_rows,
+)
+from tests.support.files import WITH_CORPUS, fixture_path, traceidx_cli
 from traceidx.adapters import adapter, detect
 from traceidx.adapters.opencode import OpenCodeAdapter
 from traceidx.analysis.query import connect
@@ -437,20 +442,7 @@ def test_the_fixture_holds_the_corpus_rows_of_its_sessions() -> None:
     """The committed database is the corpus's with the other sessions' rows (and every
     ``event`` row, which traceidx does not read) deleted: the rows of its sessions are the
     same, so are their records, and its ground truth is the corpus's filtered to them."""
-    corpus = CORPUS / "generated" / "opencode"
-    mine = rowsource.listing(str(FIXTURE))
-    assert len(mine) == 10
-    for session in mine:
-        ours = list(rowsource.lines(f"{FIXTURE}#{session}"))
-        theirs = list(rowsource.lines(f"{corpus / 's1' / 'opencode.db'}#{session}"))
-        assert ours == theirs, session
-    for name, key in (("expect.json", "native_session_id"), ("manifest.json", "session_id")):
-        whole = json.loads((corpus / name).read_text("utf-8"))
-        part = json.loads((FIXTURE.parent.parent / name).read_text("utf-8"))
-        assert part["sessions"] == [s for s in whole["sessions"] if s[key] in mine]
-        assert {k: v for k, v in part.items() if k != "sessions"} == {
-            k: v for k, v in whole.items() if k != "sessions"
-        }
+    assert_database_fixture_is_the_corpus_s(FIXTURE, "opencode", 10)
     assert os.path.getsize(FIXTURE) < 400_000
 
 

@@ -211,3 +211,28 @@ def main_transcripts(root: Path) -> list[Path]:
     return sorted(
         p for p in root.rglob("*.jsonl") if "subagents" not in p.parts and "_gen" not in p.parts
     )
+
+
+def assert_database_fixture_is_the_corpus_s(database: Path, folder: str, sessions: int) -> None:
+    """A committed database fixture (a copy of one of ``generated/<folder>/``'s databases with
+    the other sessions' rows, and rows traceidx does not read, deleted) frames each of its
+    `sessions` sessions to the lines the corpus's database frames it to, and its ground truth
+    (`expect.json`, `manifest.json`) is the corpus's filtered to them."""
+    import json
+
+    committed = FIXTURES / "generated" / folder
+    corpus = CORPUS / "generated" / folder
+    original = corpus / database.relative_to(committed)
+    mine = rowsource.listing(str(database))
+    assert len(mine) == sessions
+    for session in mine:
+        ours = list(rowsource.lines(f"{database}#{session}"))
+        theirs = list(rowsource.lines(f"{original}#{session}"))
+        assert ours == theirs, session
+    for name, key in (("expect.json", "native_session_id"), ("manifest.json", "session_id")):
+        whole = json.loads((corpus / name).read_text("utf-8"))
+        part = json.loads((committed / name).read_text("utf-8"))
+        assert part["sessions"] == [s for s in whole["sessions"] if s[key] in mine]
+        assert {k: v for k, v in part.items() if k != "sessions"} == {
+            k: v for k, v in whole.items() if k != "sessions"
+        }
