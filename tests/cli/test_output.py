@@ -22,7 +22,14 @@ from tests.support.files import traceidx_cli
 from traceidx.analysis.query import connect
 from traceidx.analysis.reports import REPORTS, params, report_detail, run_report
 from traceidx.analysis.rows import holds_ids
-from traceidx.cli.output import DEFAULT_WIDTH, Document, emit, print_rows, readable
+from traceidx.cli.output import (
+    DEFAULT_WIDTH,
+    Document,
+    emit,
+    is_key_column,
+    print_rows,
+    readable,
+)
 
 
 def printed(*args: Any, **kwargs: Any) -> str:
@@ -98,6 +105,9 @@ def test_human_formats_fit_100_columns_and_name_what_they_hide(
 
 
 def markdown_columns(text: str) -> list[str]:
+    if text.startswith("**row 1**"):  # rows as lists: the first one's items
+        block = text.split("\n\n")[1]
+        return [line[4:].split("**")[0] for line in block.splitlines() if line.startswith("- **")]
     return [c.strip() for c in text.splitlines()[0].strip("|").split("|")]
 
 
@@ -123,8 +133,11 @@ def test_detail_columns_are_columns_of_their_report(demo_dataset: Path) -> None:
 
 
 def table_columns(text: str) -> list[str]:
-    """The column names of a printed table, its names wrapped over lines or not."""
+    """The column names of a printed table, its names wrapped over lines or not (or of its
+    rows printed as blocks)."""
     lines = text.splitlines()
+    if any(line.startswith("-- row 1 ") for line in lines):
+        return block_columns(text)
     rule = next(i for i, line in enumerate(lines) if line and set(line) <= {"-", " "})
     spans, start = [], 0
     for dashes in lines[rule].split("  "):
@@ -134,6 +147,19 @@ def table_columns(text: str) -> list[str]:
     head = lines[blank + 1 : rule]
     names = ["".join(line[a:b].strip() for line in head) for a, b in spans]
     return [n for n in names if n]
+
+
+def block_columns(text: str) -> list[str]:
+    """The column names of the first row of a table printed as blocks."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("-- row 1 "))
+    names = []
+    for line in lines[start + 1 :]:
+        if line.startswith(("-- ", "(")):
+            break
+        if line and not line.startswith(" "):
+            names.append(line.split()[0])
+    return names
 
 
 @pytest.mark.parametrize("name", REPORTS)
@@ -236,3 +262,74 @@ def test_cli_json_ids_are_strings_that_inspect_takes_back(demo_dataset: Path) ->
         shown = traceidx_cli("inspect", *base, "--format", "json", typed)
         assert shown.returncode == 0, shown.stderr
         assert json.loads(shown.stdout)["record_id"] == row["record_id"]
+
+
+@pytest.mark.parametrize("name", REPORTS)
+def test_every_report_fits_a_narrow_terminal_with_its_keys_whole(
+    demo_dataset: Path, name: str
+) -> None:
+    """At any width every line fits; the columns that tell rows apart (key columns) are shown
+    whole in every row, in a table or, when they alone are too wide, as blocks of lines."""
+    base = ("report", name, "--dataset", str(demo_dataset), "--timezone", "UTC")
+    raw = json.loads(traceidx_cli(*base, "--format", "json").stdout)
+    keys = [c for c in (raw[0] if raw else []) if is_key_column(c)]
+    for width, fmt in ((60, "table"), (40, "table"), (60, "markdown")):
+        done = traceidx_cli(*base, "--format", fmt, env={"COLUMNS": str(width)})
+        assert done.returncode == 0, done.stderr
+        long = [line for line in done.stdout.splitlines() if len(line) > width]
+        assert not long, (width, fmt, long)
+        shown = done.stdout.splitlines()
+        joined = "".join(line.strip() for line in shown)  # a value wider than the width wraps
+        for row in raw:
+            for key in keys:
+                value = row[key]
+                if isinstance(value, str) and len(value) <= width - 4:
+                    assert any(value in line for line in shown), (width, fmt, key, value)
+                elif isinstance(value, str):
+                    assert value in joined, (width, fmt, key, value)
+
+
+def test_prices_tell_a_model_of_two_providers_apart(demo_dataset: Path) -> None:
+    base = ("prices", "--dataset", str(demo_dataset), "--timezone", "UTC")
+    raw = json.loads(traceidx_cli(*base, "--format", "json").stdout)
+    models = [row["model"] for row in raw]
+    assert len(set(models)) < len(models)  # the demo holds a model under two providers
+    table = traceidx_cli(*base).stdout
+    assert table_columns(table)[:2] == ["model", "provider"]
+    lines = table.splitlines()
+    for row in raw:
+        provider = row["provider"] or "(unknown)"
+        assert any(line.split()[:2] == [row["model"], provider] for line in lines if line)
+
+
+def test_subagents_show_the_parent_session_whole(demo_dataset: Path) -> None:
+    base = ("report", "subagents", "--dataset", str(demo_dataset), "--timezone", "UTC")
+    raw = json.loads(traceidx_cli(*base, "--format", "json").stdout)
+    assert raw and all(len(row["parent_session"]) > 30 for row in raw)  # too long to clip
+    text = traceidx_cli(*base).stdout
+    assert "parent_session" in table_columns(text)
+    for row in raw:
+        assert row["parent_session"] in text
+    assert "…" not in "".join(line for line in text.splitlines() if line.startswith("parent"))
+
+
+def test_blocks_show_every_column_but_the_detail_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    columns = ["session", "runtime", "tokens", "note"]
+    rows = [("0123456789abcdef0123456789abcdef", "claude_code", 1234, "a b " * 20)]
+    text = printed(columns, rows, "table", detail=["note"])
+    assert all(len(line) <= 40 for line in text.splitlines()), text
+    assert block_columns(text) == ["session", "runtime", "tokens"]
+    assert rows[0][0] in text and "1,234" in text
+    assert "hidden: note" in text
+    whole = printed(columns, rows, "table")  # a long text is wrapped, not clipped
+    assert " ".join(whole.split()).count("a b") == 20
+
+
+def test_schema_fits_a_narrow_terminal() -> None:
+    for width in (60, 100):
+        done = traceidx_cli("schema", env={"COLUMNS": str(width)})
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert all(len(line) <= width for line in lines), [x for x in lines if len(x) > width]
+        assert any(line.startswith("  session_id ") for line in lines)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.support.files import ROOT, fixture_path, traceidx_cli
+from traceidx.analysis import summary
 
 ROOT = ROOT
 
@@ -76,6 +77,8 @@ def test_watch_publishes_appends_new_and_deleted_files_and_stops_on_sigterm(
     assert "Traceback" not in err
     status = traceidx_cli("status", "--dataset", str(dataset), "--format", "json")
     assert status.returncode == 0  # the dataset is at a published generation
+    left = summary.read(dataset)  # the statusline's summary follows each publish
+    assert left is not None and left["manifest"] == summary.manifest_stamp(dataset)
     assert not list(dataset.glob("**/*.partial")) and not list(dataset.glob("staging*"))
 
 

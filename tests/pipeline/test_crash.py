@@ -88,6 +88,7 @@ def test_a_concurrent_build_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 3
     assert "being built by another traceidx process" in done.stderr
     assert done.stderr.count("\n") == 1
+    assert done.stderr.count("wait") == 1  # the next step, said once
 
 
 def test_a_reader_keeps_its_generation_while_a_build_publishes(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ modification time): each session of the last `DAYS` days (runtime, native id →
 first and last call) and the cost and tokens of each UTC hour of those days. `traceidx
 statusline` reads it with the standard library alone; when the manifest changed it asks for
 a fresh one (``traceidx summarize``, run in the background) and shows the last one meanwhile.
+`traceidx build` and `traceidx watch` leave a current one after they publish (`refresh`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,21 @@ def compute(dataset: Path, days: int = DAYS) -> dict[str, Any]:
 def write(dataset: Path) -> Path:
     """Compute and write the summary (atomically, private as the dataset)."""
     return write_beside(dataset, NAME, compute(dataset))
+
+
+def current(dataset: Path) -> bool:
+    """Whether the summary was computed from the manifest that is current now."""
+    data = read(dataset)
+    stamp = manifest_stamp(dataset)
+    return stamp is not None and data is not None and data.get("manifest") == stamp
+
+
+def refresh(dataset: Path) -> Path | None:
+    """Write the summary unless it is current (what a build leaves, so that a statusline has
+    numbers on its first call); None when it was current already, or nothing is published."""
+    if manifest_stamp(dataset) is None or current(dataset):
+        return None
+    return write(dataset)
 
 
 def read(dataset: Path) -> dict[str, Any] | None:

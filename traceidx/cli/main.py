@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 
 from traceidx.cli.commands import EXIT_OK, Reply
 from traceidx.cli.output import emit, err
-from traceidx.cli.parser import parser, refuse_wide
+from traceidx.cli.parser import output_format, parser, refuse_wide
 from traceidx.cli.process import configure
-from traceidx.errors import DamagedPart, DatasetLocked, TraceidxError, UsageError
+from traceidx.errors import DamagedPart, TraceidxError, UsageError
 from traceidx.storage import default_dataset
 
 #: the module (in `traceidx.cli.commands`) and function of each command (`prices` is a
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the command `args` name; print its result in the format asked for."""
     reply = command(args.command)(args)
     if isinstance(reply, Reply):
-        emit(reply.result, getattr(args, "format", "table"), wide=getattr(args, "wide", False))
+        emit(reply.result, output_format(args), wide=getattr(args, "wide", False))
         return reply.code
     return int(reply)
 
@@ -78,9 +78,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.dataset = default_dataset()
     try:
         return run(args)
-    except DatasetLocked as exc:
-        err(f"{exc}; wait for that build to finish, then retry")
-        return exc.exit_code
     except DamagedPart as exc:
         for line in exc.lines:
             err(line)

@@ -11,8 +11,11 @@ thousands separators, costs (columns ending ``_usd``) to the cent, other fractio
 decimals, and fit a width (``COLUMNS`` when set, else the terminal's, else 100 columns):
 long texts are clipped first, then the columns named as detail are hidden, then texts are
 clipped further, then columns are hidden from the right, costs last; a footer names what was
-hidden, and ``wide`` shows every column whole. Key columns (ids, runtime, model, project,
-session, tool, …) are never clipped or hidden; a clipped path keeps its last parts.
+hidden, and ``wide`` shows every column whole. Key columns (ids, runtime, model, provider,
+project, session, parent session, tool, …) tell rows apart: they are never clipped or hidden,
+so when they alone are wider than the width, each row is shown as a block of ``column value``
+lines instead (every column but the detail ones, values whole, wrapped to the width). A clipped
+path keeps its last parts. Titles and footers are filled to the width in both human formats.
 """
 
 from __future__ import annotations
@@ -44,7 +47,10 @@ _TEXT_SOFT, _TEXT_HARD = 24, 10
 _HEADER_LINES: Final = 3
 #: the columns a row is read by: never clipped, never hidden (ids too, see `is_id_column`)
 KEY_COLUMNS: Final = frozenset(
-    {"runtime", "model", "project", "session", "tool", "tool_name", "kind", "agent", "program"}
+    {
+        *("runtime", "model", "provider", "project", "session", "parent_session"),
+        *("tool", "tool_name", "kind", "agent", "program"),
+    }
 )
 #: columns holding paths: clipped from the left, so their last parts show
 PATH_COLUMNS: Final = frozenset({"working_directory", "locator", "path", "git_root", "file"})
@@ -291,7 +297,20 @@ def print_rows(
         1 if markdown else _HEADER_LINES,
         3 if markdown else 2,
     )
+    blocks = limit is not None and layout.width() > limit  # the key columns alone do not fit
+    if blocks:  # a block has room for every column but the detail ones
+        layout.shown = [i for i, c in enumerate(columns) if c not in detail or is_key_column(c)]
     shown = layout.shown
+    hidden = [columns[i] for i in range(len(columns)) if i not in shown]
+    footer = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}"
+    if hidden:
+        footer += f"; hidden: {', '.join(hidden)} (--wide shows every column)"
+    if blocks:
+        assert limit is not None
+        totals = len(rows) if total is not None and rows else None
+        out.write(_blocks(columns, cells, shown, limit, totals, markdown))
+        out.write(_footer(footer, limit, markdown))
+        return
 
     def fields(values: Sequence[str]) -> list[str]:
         return [_clip(values[i].replace("\n", " "), layout.widths[i], columns[i]) for i in shown]
@@ -321,14 +340,49 @@ def print_rows(
             if total is not None and index == len(rows):
                 out.write(rule)
             out.write(line(row))
-    hidden = [columns[i] for i in range(len(columns)) if i not in shown]
-    footer = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}"
-    if hidden:
-        footer += f"; hidden: {', '.join(hidden)} (--wide shows every column)"
-    if not markdown:
-        out.write((textwrap.fill(f"({footer})", limit) if limit else f"({footer})") + "\n")
-    elif hidden:
-        out.write(f"\n_({footer})_\n")
+    if not markdown or hidden:
+        out.write(_footer(footer, limit, markdown))
+
+
+def _footer(footer: str, width: int | None, markdown: bool) -> str:
+    """The line(s) under a table: how many rows, and what was hidden."""
+    text = f"_({footer})_" if markdown else f"({footer})"
+    return ("\n" if markdown else "") + (textwrap.fill(text, width) if width else text) + "\n"
+
+
+def _blocks(
+    columns: Sequence[str],
+    cells: list[list[str]],
+    shown: list[int],
+    width: int,
+    totals: int | None,
+    markdown: bool,
+) -> str:
+    """Rows as blocks of ``column value`` lines (Markdown: a list per row), each value whole
+    and wrapped to `width`: for a table whose key columns alone are wider than `width`."""
+    label = max(len(columns[i]) for i in shown)
+    lines: list[str] = []
+    for index, row in enumerate(cells):
+        name = "total" if index == totals else f"row {index + 1}"
+        if markdown:
+            lines += [f"**{name}**", ""]
+        else:
+            lines.append(f"-- {name} ".ljust(width, "-"))
+        for i in shown:
+            lead = f"- **{columns[i]}**: " if markdown else f"{columns[i]:<{label}}  "
+            indent = "  " if markdown else " " * (label + 2)
+            value = row[i].replace("\n", " ")
+            under = "  " if markdown else "    "
+            if len(lead) + len(value) > width >= len(under) + len(value):
+                lines += [lead.rstrip(), under + value]  # whole, under its name
+                continue
+            room = max(width - len(lead), 10)
+            wrapped = textwrap.wrap(value, room, break_on_hyphens=False) or [""]
+            lines.append((lead + wrapped[0]).rstrip())
+            lines += [indent + part for part in wrapped[1:]]
+        if markdown:
+            lines.append("")
+    return "".join(line + "\n" for line in lines)
 
 
 #: a text that fits a width (None: ``--wide``, every line whole)
@@ -386,9 +440,8 @@ def emit(result: Result, fmt: str, *, wide: bool = False) -> None:
         if result.human is not None and not isinstance(result.human, Rows):
             out.write(result.human(room))
             return
-        if result.title is not None:
-            fill = room if fmt == "table" else None
-            out.write((textwrap.fill(result.title, fill) if fill else result.title) + "\n")
+        if result.title is not None:  # (a line break in a Markdown paragraph is a space)
+            out.write((textwrap.fill(result.title, room) if room else result.title) + "\n")
         for line in result.heading:
             out.write(line + "\n")
         shown = result.human or result

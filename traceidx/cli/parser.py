@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from traceidx import __version__, storage
 from traceidx.analysis.reports import DEFAULT_GROUP_BY, DIMENSIONS, PERIODS, REPORTS
@@ -35,27 +35,36 @@ RUNTIMES: Any = _RegisteredRuntimes()
 _WIDE = "show every column whole (tables fit 100 columns, or the terminal, by default)"
 
 
-def parser() -> argparse.ArgumentParser:
-    """The `traceidx` parser: every command and its options."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
+class Parser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line on stderr (exit status 2): what is wrong, and
+    where the command's options are described."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"traceidx: error: {message} (see {self.prog} --help)\n")
+
+
+def _dataset_option(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
         "--dataset",
         type=storage.location,
         default=None,
-        help="dataset directory or URI, e.g. s3://bucket/prefix "
-        "(default: $TRACEIDX_DATASET or $XDG_DATA_HOME/traceidx)",
+        help=f"dataset directory or URI, e.g. s3://bucket/prefix (default: {default})",
     )
-    fmt = argparse.ArgumentParser(add_help=False)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The `traceidx` parser: every command and its options."""
+    common = Parser(add_help=False)
+    _dataset_option(common, "$TRACEIDX_DATASET or $XDG_DATA_HOME/traceidx")
+    fmt = Parser(add_help=False)
     fmt.add_argument("--format", choices=("table", "json", "csv"), default="table")
     fmt.add_argument("--wide", action="store_true", help=_WIDE)
 
-    top = argparse.ArgumentParser(
-        prog="traceidx", description="Coding-agent traces as a queryable Parquet dataset."
-    )
+    top = Parser(prog="traceidx", description="Coding-agent traces as a queryable Parquet dataset.")
     top.add_argument("--version", action="version", version=f"traceidx {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
 
-    summary = argparse.ArgumentParser(add_help=False)  # a build prints a summary, not rows
+    summary = Parser(add_help=False)  # a build prints a summary, not rows
     summary.add_argument("--format", choices=("table", "json"), default="table")
     p = sub.add_parser(
         "build", parents=[common, summary], help="index trace files into the dataset"
@@ -145,6 +154,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--role",
         action="append",
+        type=role,
         help="only items of this role (e.g. human.request) or family (human, agent, tool, …)",
     )
     p.add_argument("--since", help="first UTC date included (YYYY-MM-DD)")
@@ -205,11 +215,8 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("inspect", parents=[common, fmt], help="re-read and verify one record")
     p.add_argument("record_id", type=record_id, help="a record's id, as any command prints it")
 
-    p = sub.add_parser(
-        "demo",
-        parents=[common],
-        help="build the bundled sample traces, re-dated to now, and report",
-    )
+    p = sub.add_parser("demo", help="build the bundled sample traces, re-dated to now, and report")
+    _dataset_option(p, "a folder named dataset in the demo corpus folder")
     p.add_argument("--corpus", help="where to write the demo traces (default: a temp dir)")
     return top
 
@@ -233,7 +240,12 @@ def report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--prices", type=Path, help="a prices JSON file whose entries override genai-prices"
     )
-    p.add_argument("--format", choices=("table", "markdown", "json", "csv"), default="table")
+    p.add_argument(
+        "--format",
+        choices=("table", "markdown", "json", "csv"),
+        default=None,
+        help="how rows are printed (default: table; not for html, which writes a file)",
+    )
     p.add_argument("--wide", action="store_true", help=_WIDE)
 
 
@@ -246,6 +258,19 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
     return value
+
+
+def role(text: str) -> str:
+    """An item role (``human.request``) or a family of roles (``human``) of the contract."""
+    from traceidx.domain.model import VALUE_BY_ROLE
+
+    families = sorted({name.split(".")[0] for name in VALUE_BY_ROLE})
+    if text in VALUE_BY_ROLE or text in families:
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is no role or family of roles; families: {', '.join(families)} (roles are "
+        "family.name, e.g. human.request; `traceidx schema` describes items.semantic)"
+    )
 
 
 def record_id(text: str) -> int:
@@ -269,11 +294,24 @@ def seconds(text: str) -> float:
 
 
 def refuse_wide(args: argparse.Namespace) -> None:
-    """``--wide`` fits no table in a format that fits none."""
-    if getattr(args, "wide", False) and getattr(args, "format", "table") not in FITTED:
+    """``--wide`` fits no table in a format that fits none; ``report html`` takes neither
+    ``--format`` nor ``--wide``."""
+    if getattr(args, "name", None) == "html":  # a file, in one format
+        for flag, given in (("--format", args.format is not None), ("--wide", args.wide)):
+            if given:
+                raise UsageError(
+                    f"{flag} does not apply to `report html`: it writes one HTML file "
+                    "(--output FILE); other reports print rows in a format"
+                )
+    if getattr(args, "wide", False) and output_format(args) not in FITTED:
         raise UsageError(
             f"--wide is for --format {' or '.join(FITTED)}; {args.format} has every column"
         )
+
+
+def output_format(args: argparse.Namespace) -> str:
+    """The format a command prints its result in (the table when none was asked for)."""
+    return getattr(args, "format", None) or "table"
 
 
 def refuse_options_that_do_not_apply(args: argparse.Namespace) -> None:

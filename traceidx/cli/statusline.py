@@ -51,13 +51,17 @@ def _local_starts(now: float) -> tuple[float, float]:
     return midnight, midnight - local.tm_wday * 86400
 
 
-def line(stdin: dict[str, Any], data: dict[str, Any] | None, now: float) -> str:
-    """The status line for the session `stdin` names, from a summary."""
+def line(
+    stdin: dict[str, Any], data: dict[str, Any] | None, now: float, *, pending: bool = False
+) -> str:
+    """The status line for the session `stdin` names, from a summary (`pending`: none yet,
+    but one is being computed)."""
     model = stdin.get("model")
     name = model.get("display_name") if isinstance(model, dict) else None
     parts = [str(name)] if name else []
     if data is None:
-        return " · ".join([*parts, "traceidx: no summary yet (run traceidx build)"])
+        why = "being computed" if pending else "run traceidx build"
+        return " · ".join([*parts, f"traceidx: no summary yet ({why})"])
     session_id = stdin.get("session_id")
     suffix = "/" + session_id if isinstance(session_id, str) and session_id else None
     sessions = data.get("sessions", {})
@@ -81,9 +85,11 @@ def line(stdin: dict[str, Any], data: dict[str, Any] | None, now: float) -> str:
 
 
 def _refresh(dataset: Path) -> None:
-    """Start `traceidx summarize` for the dataset in the background (its output discarded)."""
+    """Start `traceidx summarize` for the dataset in the background (its output discarded);
+    ``-P``: the working directory is not put on the import path, so that a folder there named
+    ``traceidx`` is not imported instead."""
     subprocess.Popen(
-        [sys.executable, "-m", "traceidx.cli.main", "summarize", "--dataset", str(dataset)],
+        [sys.executable, "-P", "-m", "traceidx.cli.main", "summarize", "--dataset", str(dataset)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -104,7 +110,8 @@ def main(argv: list[str]) -> int:
     dataset = _dataset(argv)
     data = summary.read(dataset)
     stamp = summary.manifest_stamp(dataset)
-    if stamp is not None and (data is None or data.get("manifest") != stamp):
+    stale = stamp is not None and (data is None or data.get("manifest") != stamp)
+    if stale:
         _refresh(dataset)
-    print(line(stdin, data, time.time()))
+    print(line(stdin, data, time.time(), pending=stale))
     return 0

@@ -2,7 +2,8 @@
 
 This module is the single source of truth for the dataset's shape. The Arrow schema
 (`traceidx.domain.schema`), the Parquet files and the SQL views are all derived from (or checked
-against) these Structs. The module imports nothing but msgspec and the standard library.
+against) these Structs. The module imports nothing but msgspec, the standard library and the
+runtime registry (whose names a column's description lists).
 
 Field names follow the contract in the specification (item model, semantic contract, loop
 model) and, for Source / Record / Session, the shapes adopted from the reference
@@ -16,6 +17,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
+
+from traceidx import runtimes
 
 # ---------------------------------------------------------------------------------------------
 # Constrained scalars
@@ -563,13 +566,18 @@ DERIVED_COLUMNS: dict[str, dict[str, str]] = {
 }
 
 
+def _one_of(names: list[str]) -> str:
+    """Names as a sentence lists them: ``a, b or c``."""
+    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
 #: Column descriptions shown by `traceidx schema` (top-level columns of each table).
 COLUMN_DOCS: dict[str, dict[str, str]] = {
     "sources": {
         "source_id": "opaque id of the trace file (from its canonical locator)",
         "locator": "canonical absolute path of the trace file (a database session: "
         "the database's path, '#', and the session's native id)",
-        "runtime": "program that wrote the trace: claude_code, codex, pi or dsh",
+        "runtime": f"program that wrote the trace: {_one_of(runtimes.names())}",
         "compression": "none, or zstd (record ranges are offsets in the decoded stream)",
         "origin": "machine or person the file came from (build --origin; default: hostname)",
         "duplicate_of": "the source whose records this copy holds; a copy publishes no facts",

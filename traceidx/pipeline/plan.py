@@ -480,10 +480,13 @@ class Changes:
         stage_rows(stage, copies, hosts)
 
     def changed(self, staged: bool) -> bool:
-        """Whether the new generation differs from the previous one (a new dataset is always
-        published)."""
+        """Whether the new generation differs from the previous one in its facts or in what
+        it says of the sources whose facts it holds or could not read (a new dataset is always
+        published); a source newly skipped, which holds no fact, publishes no generation (it
+        is recorded with the next one)."""
         first = self.previous.generation == 0
-        return first or staged or bool(self.drop or self.tail_drop) or self.entries != self.known
+        facts = staged or bool(self.drop or self.tail_drop)
+        return first or facts or _not_skipped(self.entries) != _not_skipped(self.known)
 
     def forget(self, entry: SourceEntry | None) -> None:
         """The rows a stored source published must go."""
@@ -508,6 +511,10 @@ class Changes:
         self.done += 1
         if self.progress is not None:
             self.progress(self.done, self.total, result)
+
+
+def _not_skipped(entries: dict[str, SourceEntry]) -> dict[str, SourceEntry]:
+    return {locator: e for locator, e in entries.items() if e.state != "skipped"}
 
 
 def dropped(entries: Iterable[SourceEntry]) -> dict[Partition, set[int]]:

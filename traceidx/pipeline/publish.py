@@ -38,7 +38,7 @@ from traceidx.sources.discover import vanished
 from traceidx.store.base import Store
 from traceidx.store.dataset import MAX_BUCKETS, PART_RECORDS, Partition, new_manifest
 from traceidx.store.manifest import FactSettings, Manifest, PartFile, SourceEntry
-from traceidx.store.open import open_store
+from traceidx.store.open import open_store, reader
 
 #: tables whose rows of a resumed source are all re-stated (one row per source)
 RESTATED = ("sources", "sessions")
@@ -397,6 +397,8 @@ class PruneReport:
 
 def prune(dataset: Path | str, *, dry_run: bool = False) -> PruneReport:
     """Remove the facts of every source whose file no longer exists."""
+    if reader(dataset).read_published() is None:  # nothing to prune: no folder made, no lock taken
+        raise DatasetError(f"{dataset}: no dataset here yet; run `traceidx build` first")
     with open_store(dataset) as store:
         previous = store.read()
         store.collect_garbage(previous)

@@ -636,6 +636,8 @@ def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResu
 
 
 def _skip(result: SourceResult, reason: str) -> SourceResult:
+    """A source recorded as skipped: none of its lines is kept, so no warning says how one
+    was (its reason says why it was skipped)."""
     result.state, result.reason, result.projection = "skipped", reason, None
-    result.records = _NO_RECORDS
+    result.records, result.warnings = _NO_RECORDS, []
     return result

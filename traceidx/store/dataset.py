@@ -22,6 +22,13 @@ publication, so a reader that opened the old manifest can finish its queries. An
 (staging folders, parts of a build that died) is garbage that the next build removes.
 A build holds an exclusive lock on ``<dataset>/.lock`` for its whole run.
 
+A dataset's folder holds nothing but what traceidx writes (`own`): the manifest, the lock, the
+table folders, ``checkpoints``, staging folders, and the summary and rollup the read side keeps
+beside the manifest. A build takes a new or empty folder, or one that holds a dataset (a
+traceidx manifest, or only such entries: a first build that died); any other folder is refused
+before anything in it changes (`refuse_foreign`), so that a mistyped ``--dataset`` never
+changes a person's files.
+
 A dataset is private: it holds copies of prompts, code, tool output and whatever secrets those
 contained. While a build holds the lock, the process's umask is 0o077, so every folder it
 creates is 0o700 and every file 0o600 (parts, manifest, spool, checkpoints, the lock), and
@@ -43,6 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+import msgspec
 import xxhash
 
 from traceidx.domain.model import TABLES
@@ -65,6 +73,17 @@ PART_RECORDS = 100_000
 MAX_BUCKETS = 64
 MANIFEST = "manifest.json"
 STAGING_PREFIX = ".staging-"
+LOCK = ".lock"
+CHECKPOINTS = "checkpoints"
+#: what the read side keeps beside the manifest (traceidx.analysis.summary and .rollup), each
+#: written through a partial file ``.<name>.<pid>.partial``
+BESIDE_MANIFEST = ("summary.json", "usage-rollup.json")
+#: the top-level names of a dataset's own entries (on object storage ``manifests`` holds the
+#: manifests of its generations)
+OWN_NAMES = frozenset(
+    {MANIFEST, f".{MANIFEST}.tmp", LOCK, CHECKPOINTS, "manifests", *TABLES, *BESIDE_MANIFEST}
+)
+_OWN_PREFIXES = (STAGING_PREFIX, *(f".{name}." for name in BESIDE_MANIFEST))
 
 
 #: what a dataset's folders and files may be: their owner's alone
@@ -72,22 +91,77 @@ PRIVATE_FOLDER, PRIVATE_FILE = 0o700, 0o600
 _UMASK = 0o077
 
 
+def own(name: str) -> bool:
+    """Whether a top-level name of a dataset's folder (or prefix) is one traceidx writes."""
+    return name in OWN_NAMES or name.startswith(_OWN_PREFIXES)
+
+
+class _ManifestProbe(msgspec.Struct):
+    """What makes a JSON file a traceidx manifest (of any format)."""
+
+    format_version: int
+    generation: int
+
+
+def _is_manifest(path: Path) -> bool:
+    """Whether a file is a traceidx manifest (of any format: one this version cannot read is
+    refused as such where it is read)."""
+    try:
+        msgspec.json.decode(path.read_bytes(), type=_ManifestProbe)
+    except (OSError, msgspec.DecodeError):
+        return False
+    return True
+
+
+def foreign(dataset: Path) -> list[str]:
+    """The entries that make a folder no dataset of traceidx's, sorted (folders with a
+    trailing ``/``): none for a folder that does not exist, is empty, holds a traceidx
+    manifest, or holds only a dataset's own entries."""
+    try:
+        entries = list(os.scandir(dataset))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    if any(e.name == MANIFEST for e in entries) and _is_manifest(dataset / MANIFEST):
+        return []
+    strange = [e for e in entries if not own(e.name) or e.name == MANIFEST]
+    return sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in strange)
+
+
+def refuse_foreign(dataset: Path | str, found: list[str]) -> None:
+    """Refuse a dataset location that holds `found` (what `foreign` lists), in one line."""
+    if not found:
+        return
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    raise DatasetError(
+        f"{dataset}: not a traceidx dataset (it holds {shown}), left as it is; name a new or "
+        "empty folder, or an existing dataset, with --dataset"
+    )
+
+
+def check_folder(dataset: Path) -> None:
+    """Refuse (DatasetError) a dataset folder that holds anything but a dataset (`foreign`)."""
+    refuse_foreign(dataset, foreign(dataset))
+
+
 @contextmanager
 def locked(dataset: Path) -> Iterator[None]:
     """Hold the dataset's exclusive build lock (non-blocking: raises DatasetLocked), with the
-    process's umask at 0o077 so that everything the build creates is private."""
+    process's umask at 0o077 so that everything the build creates is private; a folder that
+    holds anything but a dataset is refused first (`check_folder`), untouched."""
+    check_folder(dataset)
     old_umask = os.umask(_UMASK)
     try:
         dataset.mkdir(parents=True, exist_ok=True)
         os.chmod(dataset, PRIVATE_FOLDER)
-        fd = os.open(dataset / ".lock", os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+        fd = os.open(dataset / LOCK, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
         try:
             os.fchmod(fd, PRIVATE_FILE)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:
                 raise DatasetLocked(
-                    f"{dataset} is being built by another traceidx process; wait for it to finish"
+                    f"{dataset} is being built by another traceidx process; wait for that build "
+                    "to finish, then retry"
                 ) from exc
             yield
         finally:
@@ -96,10 +170,25 @@ def locked(dataset: Path) -> Iterator[None]:
         os.umask(old_umask)
 
 
+def _own_paths(dataset: Path) -> Iterator[Path]:
+    """The dataset's folder and every path of its own entries (`own`): what traceidx wrote."""
+    yield dataset
+    for entry in sorted(dataset.iterdir()):
+        if own(entry.name):
+            yield entry
+            if entry.is_dir() and not entry.is_symlink():
+                yield from entry.rglob("*")
+
+
 def exposed(dataset: Path) -> list[Path]:
-    """The dataset's paths (itself included) that group or others may access."""
+    """The dataset's paths (itself and its own entries; nothing else a folder holds) that
+    group or others may access."""
     out = []
-    for path in [dataset, *dataset.rglob("*")]:
+    try:
+        paths = list(_own_paths(dataset))
+    except FileNotFoundError:
+        return []
+    for path in paths:
         try:
             mode = path.lstat().st_mode
         except OSError:
@@ -327,7 +416,7 @@ def collect_garbage(dataset: Path, manifest: Manifest | None) -> int:
         shutil.rmtree(entry, ignore_errors=True)
         removed += 1
     (dataset / f".{MANIFEST}.tmp").unlink(missing_ok=True)
-    checkpoints = dataset / "checkpoints"
+    checkpoints = dataset / CHECKPOINTS
     if checkpoints.is_dir():
         for path in checkpoints.iterdir():
             if str(path.relative_to(dataset)) not in keep:

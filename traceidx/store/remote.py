@@ -39,7 +39,14 @@ from traceidx import storage
 from traceidx.errors import DatasetError, GenerationTaken, UsageError
 from traceidx.store import manifest as manifests
 from traceidx.store.base import Store
-from traceidx.store.dataset import Damage, collect_garbage, decode_manifest, locked
+from traceidx.store.dataset import (
+    Damage,
+    collect_garbage,
+    decode_manifest,
+    locked,
+    own,
+    refuse_foreign,
+)
 from traceidx.store.manifest import Manifest, Published
 
 MANIFESTS = "manifests"
@@ -170,6 +177,15 @@ class RemoteDataset:
                     out.append(Damage(key, table, part.path, what))
         return out
 
+    def foreign(self) -> list[str]:
+        """What makes the prefix no dataset of traceidx's (its top-level names no dataset
+        writes, sorted, folders with a trailing ``/``): nothing when a generation is
+        published, or when it is empty or holds only a dataset's own entries."""
+        if self.generations():
+            return []
+        names = {name.split("/", 1)[0] + ("/" if "/" in name else "") for name in self._files()}
+        return sorted(name for name in names if not own(name.rstrip("/")))
+
     def _files(self) -> dict[str, int]:
         """Every file of the dataset: dataset-relative name -> size."""
         root = self.path()
@@ -220,9 +236,13 @@ class ObjectStore(Store):
     @contextmanager
     def locked(cls, uri: str) -> Iterator[ObjectStore]:
         """The dataset at `uri` with a private temporary folder to build in (staging, parts
-        before upload), locked; the folder goes when the build ends."""
+        before upload), locked; the folder goes when the build ends. A prefix that holds
+        anything but a dataset is refused first (`refuse_foreign`)."""
+        store = cls(uri)
+        refuse_foreign(uri, store.remote.foreign())
         with tempfile.TemporaryDirectory(prefix="traceidx-build-") as folder, locked(Path(folder)):
-            yield cls(uri, Path(folder))
+            store._folder = Path(folder)
+            yield store
 
     @property
     def folder(self) -> Path:

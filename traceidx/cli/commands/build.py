@@ -95,7 +95,23 @@ def cmd_build(args: argparse.Namespace) -> Reply:
     summary = report.summary(args.dataset)
     for warning in summary["warnings"]:
         err(warning)
+    if isinstance(args.dataset, Path):
+        leave_summary(args.dataset)
     return Reply(Document(summary, summary_text(summary), indent=1), report.exit_code)
+
+
+def leave_summary(dataset: Path) -> None:
+    """Leave the summary a statusline reads current for the dataset's published generation
+    (a folder that cannot take it is said so in one line; the build stands)."""
+    from traceidx.analysis import summary
+
+    try:
+        summary.refresh(dataset)
+    except OSError as exc:
+        err(
+            f"{dataset / summary.NAME}: not written ({exc.strerror or exc}); "
+            "`traceidx summarize` writes it"
+        )
 
 
 def summary_text(s: dict[str, Any]) -> str:
@@ -203,7 +219,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from traceidx.analysis.reports import params, report_detail, run_report
     from traceidx.demo import write_demo
     from traceidx.pipeline.job import build
+    from traceidx.store.dataset import check_folder
 
+    if args.dataset_given and isinstance(args.dataset, Path):
+        check_folder(args.dataset)  # before the demo traces are written
     corpus = Path(args.corpus or tempfile.mkdtemp(prefix="traceidx-demo-"))
     written = write_demo(corpus)
     counts = ", ".join(f"{len(paths)} {runtime}" for runtime, paths in written.items())

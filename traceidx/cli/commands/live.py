@@ -12,13 +12,16 @@ from traceidx.errors import UsageError
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    from traceidx.cli.commands.build import leave_summary
     from traceidx.cli.watch import watch
     from traceidx.pipeline.job import build
     from traceidx.projection.ingest import Settings
     from traceidx.sources.discover import default_roots
+    from traceidx.store.dataset import check_folder
 
     if not isinstance(args.dataset, Path):
         raise UsageError("watch: keeps a local dataset (a folder) in step, not object storage")
+    check_folder(args.dataset)  # before watching: a folder that is no dataset is left alone
     paths: list[Path] = [Path(p).expanduser() for p in args.paths]
     for path in paths:
         if not path.exists():
@@ -29,7 +32,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     settings = Settings()
 
     def run() -> Any:
-        return build(list(roots), args.dataset, settings=settings, jobs=args.jobs)
+        report = build(list(roots), args.dataset, settings=settings, jobs=args.jobs)
+        leave_summary(args.dataset)  # statusline's numbers follow each publish
+        return report
 
     sys.stderr.write(f"watching {len(roots)} folder(s); Ctrl-C or SIGTERM stops\n")
     return watch(roots, run, lambda text: print(text, flush=True), debounce_ms=args.debounce_ms)

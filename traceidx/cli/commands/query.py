@@ -188,21 +188,32 @@ def cmd_schema(args: argparse.Namespace) -> Reply:
         for kind_of, heading in (("table", "tables"), ("view", "views")):
             lines.append(f"{heading}:")
             for name in dict.fromkeys(row[1] for row in out if row[0] == kind_of):
-                about = f"  — {view_summary(name)}" if kind_of == "view" else ""
-                lines.append(f"{name}{about}")
+                about = f"{name}  — {view_summary(name)}" if kind_of == "view" else name
+                lines += textwrap.wrap(about, width, subsequent_indent="    ") if width else [about]
                 for k, t, column, kind, doc in out:
                     if k == kind_of and t == name:
-                        short = kind if len(kind) <= 40 else kind[:39] + "…"
-                        lead = f"  {column:<20} {short:<41} "
-                        room = None if width is None else max(width - len(lead), 20)
-                        wrapped = textwrap.wrap(doc, room) if room and doc else [doc]
-                        for index, part in enumerate(wrapped):
-                            start = lead if index == 0 else " " * len(lead)
-                            lines.append(f"{start}{part}".rstrip())
+                        lines += _column_lines(column, kind, doc, width)
         return "".join(line + "\n" for line in lines)
 
     header = ["kind", "table", "column", "type", "description"]
     return Reply(Rows(header, list(out), human=text))
+
+
+def _column_lines(column: str, kind: str, doc: str, width: int | None) -> list[str]:
+    """A column of `schema` as people read it: name, type and meaning, the meaning wrapped
+    beside them, or under them where the width leaves it too little room."""
+    short = kind if len(kind) <= 40 else kind[:39] + "…"
+    lead = f"  {column:<20} {short:<41} "
+    if width is None or width - len(lead) >= 20:
+        room = None if width is None else width - len(lead)
+        wrapped = textwrap.wrap(doc, room) if room and doc else [doc]
+        starts = [lead, *(" " * len(lead) for _ in wrapped[1:])]
+        return [(start + part).rstrip() for start, part in zip(starts, wrapped, strict=True)]
+    head = f"  {column} "
+    room = max(width - len(head), 10)
+    short = kind if len(kind) <= room else kind[: room - 1] + "…"
+    lines = [f"{head}{short}"]
+    return lines + (textwrap.wrap(doc, width, initial_indent=" " * 4, subsequent_indent=" " * 4))
 
 
 def cmd_inspect(args: argparse.Namespace) -> int | Reply:
