@@ -236,9 +236,12 @@ class _Spans:
         span.trace_id = self.trace(sid)
         span.span_id = span_id("session", sid)
         link = self.lineage.delegation.get(sid)
-        if link is not None:
+        parent = self.lineage.parent_session(sid)
+        if self.lineage.root(sid) == sid:  # nothing above it (or it closes a circle)
+            pass
+        elif link is not None:
             span.parent_span_id = span_id("delegation", link[0])
-        elif (parent := self.lineage.delegated_from.get(sid)) is not None:
+        elif parent is not None:
             span.parent_span_id = span_id("session", parent)
         span.name = f"session {row['runtime']}"
         _times(span, row["start_ms"], row["end_ms"], None)
@@ -253,9 +256,7 @@ class _Spans:
         _put(span, "traceidx.identity_record_id", str(row["identity_record_id"]))
         forked = row["forked_from"]
         _put(span, "traceidx.forked_from", None if forked is None else str(forked))
-        if link is not None or sid in self.lineage.delegated_from:
-            parent_session = self.lineage.parent_session(sid)
-            _put(span, "traceidx.delegated_from", str(parent_session))
+        _put(span, "traceidx.delegated_from", None if parent is None else str(parent))
         if self.content:
             _put(span, "traceidx.session.name", row["name"])
 
@@ -391,15 +392,45 @@ def export(
 
 def to_json(request: ExportTraceServiceRequest) -> str:
     """A request as one line of OTLP/JSON (protobuf's JSON mapping; trace and span ids as hex,
-    enums as numbers, as OTLP/JSON and the collector's file exporter write them)."""
-    from google.protobuf.json_format import MessageToDict
+    enums as numbers, as OTLP/JSON and the collector's file exporter write them).
 
-    document = MessageToDict(request, use_integers_for_enums=True)
-    for resource in document.get("resourceSpans", ()):
-        for scope in resource.get("scopeSpans", ()):
-            for span in scope.get("spans", ()):
-                _recode(span, _b64_to_hex)
-    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+    Protobuf's mapping runs in pure Python, field by field; most attributes repeat from span
+    to span (an operation, a model, a session's id), so each distinct attribute is mapped once
+    per request and each span's own fields once."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+    mapped: dict[bytes, dict[str, Any]] = {}
+    bare = Span()
+    resources = []
+    for resource in request.resource_spans:
+        scopes = []
+        for scope in resource.scope_spans:
+            spans = []
+            for span in scope.spans:
+                bare.CopyFrom(span)
+                del bare.attributes[:]
+                fields = MessageToDict(bare, use_integers_for_enums=True)
+                _recode(fields, _b64_to_hex)
+                attributes = []
+                for attribute in span.attributes:
+                    key = attribute.SerializeToString()
+                    found = mapped.get(key)
+                    if found is None:
+                        found = mapped[key] = MessageToDict(attribute)
+                    attributes.append(found)
+                if attributes:
+                    fields["attributes"] = attributes
+                spans.append(fields)
+            shell = type(scope)()
+            shell.CopyFrom(scope)
+            del shell.spans[:]
+            scopes.append({**MessageToDict(shell), "spans": spans})
+        head = type(resource)()
+        head.CopyFrom(resource)
+        del head.scope_spans[:]
+        resources.append({**MessageToDict(head), "scopeSpans": scopes})
+    return json.dumps({"resourceSpans": resources}, separators=(",", ":"), ensure_ascii=False)
 
 
 def from_json(line: str) -> ExportTraceServiceRequest:

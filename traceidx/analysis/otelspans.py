@@ -198,12 +198,18 @@ _LINEAGE = """
 SELECT s.session_id, s.delegated_from.session_id AS parent_session_id, d.item_id, d.session_id
 FROM sessions AS s
 LEFT JOIN (
-    SELECT coalesce(semantic.delegation.child_session_id, linked_session_id) AS child,
-           arg_max(item_id, occurred_at) AS item_id, arg_max(session_id, occurred_at) AS session_id
-    FROM items
-    WHERE semantic.role = 'agent.delegation'
-      AND coalesce(semantic.delegation.child_session_id, linked_session_id) IS NOT NULL
-    GROUP BY 1
+    SELECT child, link.item_id, link.session_id
+    FROM (
+        SELECT coalesce(semantic.delegation.child_session_id, linked_session_id) AS child,
+               -- the delegation that resolved the link first, then the latest
+               arg_max({'item_id': item_id, 'session_id': session_id},
+                       [(semantic.delegation.child_session_id IS NOT NULL)::BIGINT,
+                        coalesce(epoch_ms(occurred_at), -1), item_id]) AS link
+        FROM items
+        WHERE semantic.role = 'agent.delegation' AND session_id <> coalesce(
+            semantic.delegation.child_session_id, linked_session_id)
+        GROUP BY 1
+    )
 ) AS d ON d.child = s.session_id
 WHERE s.delegated_from IS NOT NULL OR d.item_id IS NOT NULL
 """
@@ -232,21 +238,21 @@ class Lineage:
         return link[1] if link else self.delegated_from.get(session_id)
 
     def root(self, session_id: int) -> int:
-        """The session at the top of this one's chain (itself when it is a root; a chain that
-        comes back to a session it passed stops before it)."""
-        seen = {session_id}
-        current = session_id
-        while (parent := self.parent_session(current)) is not None and parent not in seen:
-            seen.add(parent)
-            current = parent
-        return current
+        """The session at the top of this one's chain: itself when nothing delegated to it;
+        in a chain that comes back on itself, the smallest session id of the circle."""
+        path = [session_id]
+        seen = {session_id: 0}
+        while (parent := self.parent_session(path[-1])) is not None:
+            if parent in seen:
+                return min(path[seen[parent] :])
+            seen[parent] = len(path)
+            path.append(parent)
+        return path[-1]
 
 
 def prepare(con: duckdb.DuckDBPyConnection, params: Any, scope: Scope) -> Lineage:
     """Define the export's scope on a connection (after `traceidx.connect`) and read the
     lineage of the dataset's sessions."""
-    import pyarrow as pa
-
     from traceidx.analysis.reports import prepare as prepare_reports
 
     prepare_reports(con, replace(params, group_by=("runtime", "project")))
@@ -254,10 +260,10 @@ def prepare(con: duckdb.DuckDBPyConnection, params: Any, scope: Scope) -> Lineag
         con.execute("SET VARIABLE projects = ?::VARCHAR[]", [list(scope.projects)])
     else:
         con.execute("SET VARIABLE projects = NULL")
-    changed = pa.table({"source_id": pa.array(scope.sources or (), pa.int64())})
-    con.register("otel_changed_arrow", changed)
-    con.execute("CREATE OR REPLACE TEMP TABLE otel_changed AS SELECT * FROM otel_changed_arrow")
-    con.unregister("otel_changed_arrow")
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE otel_changed AS SELECT unnest(?::BIGINT[]) AS source_id",
+        [list(scope.sources or ())],
+    )
     con.execute(f"SET VARIABLE changed = {'NULL' if scope.sources is None else 'true'}")
     for statement in _SCOPE.split(";"):
         if statement.strip():
@@ -304,7 +310,16 @@ def rows(
         )
     else:
         raise ValueError(f"no span kind {kind!r}")
-    reader: Any = con.sql(sql).to_arrow_reader(BATCH_ROWS)
+    # in a fixed order (a trace's spans together, then by id): the same export, the same file
+    key = {
+        "session": "session_id",
+        "loop": "loop_id",
+        "model_call": "call_id",
+        "tool_call": "item_id",
+        "delegation": "item_id",
+    }[kind]
+    ordered = f"SELECT * FROM ({sql}) ORDER BY session_id, {key}"
+    reader: Any = con.sql(ordered).to_arrow_reader(BATCH_ROWS)
     for batch in reader:
         if batch.num_rows:
             yield batch.to_pylist()

@@ -157,6 +157,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--batch", type=positive, default=2000, help="spans per request (default 2000)")
     p.add_argument(
+        "--jobs",
+        type=positive,
+        default=None,
+        help="--output: processes writing JSON (default: cores)",
+    )
+    p.add_argument(
         "--prices", type=Path, help="a prices JSON file whose entries override genai-prices"
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")

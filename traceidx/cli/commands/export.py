@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         sources=None if sources is None else tuple(sources),
     )
     sink: Any = (
-        otelsink.FileSink(args.output) if args.output is not None else otelsink.HttpSink(str(url))
+        otelsink.FileSink(args.output, jobs=args.jobs or os.cpu_count() or 1)
+        if args.output is not None
+        else otelsink.HttpSink(str(url))
     )
     progress = _Progress(args.quiet)
     try:
