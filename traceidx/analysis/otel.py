@@ -21,6 +21,7 @@ the dataset's published text (redacted when the dataset was built with ``--redac
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,14 +49,16 @@ KINDS = ("session", "loop", "model_call", "tool_call", "delegation")
 _MS = 1_000_000  # nanoseconds per millisecond
 
 
-class Sink:
+class Sink(ABC):
     """Where requests go: `send` one request of `spans` spans, `close` when done."""
 
+    @abstractmethod
     def send(self, request: ExportTraceServiceRequest, spans: int) -> None:
-        raise NotImplementedError
+        """Deliver one request (or raise `traceidx.errors.ExportError`)."""
 
+    @abstractmethod
     def close(self) -> None:
-        """Finish (flush, close a file); nothing by default."""
+        """Finish: write what is pending, close a file."""
 
 
 @dataclass(slots=True)

@@ -184,6 +184,9 @@ class HttpSink(Sink):
                 return
             self.sleep(wait if wait > 0 else min(2.0**attempt, 30.0))
 
+    def close(self) -> None:
+        """Nothing pending: each request was sent when it was built."""
+
     def _post(self, body: bytes, final: bool) -> float | None:
         """Post once: None when accepted, else the seconds to wait (0: back off) before the
         next try; raises when the refusal is final."""
