@@ -203,3 +203,24 @@ def test_same_rows_tells_equal_datasets_from_different_ones(tmp_path: Path) -> N
 def _same_rows(base: Path, new: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, str(ROOT / "benchmarks" / "same_rows.py"), str(base), str(new)]
     return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def test_otel_benchmark_smoke(tmp_path: Path) -> None:
+    """The OpenTelemetry export benchmark runs once on one copy of the real-shaped corpus (no
+    timing asserted)."""
+    pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed")
+    out = tmp_path / "otel.json"
+    args = ["--real-copies", "1", "--repeat", "1", "--out", str(out)]
+    args += ["--public-claude", str(corpus_path("public", "claude"))]
+    done = subprocess.run(
+        [sys.executable, str(RUNNER.parent / "otel.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert report["spans"]["loop"] > 0 and report["spans"]["model_call"] > 0
+    assert report["medians"]["cold_seconds"] > 0 and report["medians"]["export_seconds"] > 0
+    assert report["export_over_cold"]["median"] > 0 and report["file_mb"] > 0
+    assert "export / cold build" in done.stdout

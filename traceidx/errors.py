@@ -78,3 +78,10 @@ class AdapterFailure(TraceidxError):
     def __init__(self, position: int, cause: Exception) -> None:
         super().__init__(f"on line {position + 1}")
         self.cause = cause  # kept, not only chained (a pickled exception loses `__cause__`)
+
+
+class ExportError(TraceidxError):
+    """An export could not be delivered (the endpoint refused it or could not be reached, the
+    file could not be written); what was sent before stays sent."""
+
+    exit_code = 1

@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("query", "cmd_schema"),
     "inspect": ("query", "cmd_inspect"),
     "demo": ("build", "cmd_demo"),
+    "export": ("export", "cmd_export"),
 }
 
 

@@ -126,6 +126,56 @@ def parser() -> argparse.ArgumentParser:
     report_options(p)
     p.set_defaults(name="prices", group_by=None)
 
+    p = sub.add_parser("export", help="send the dataset to another system (otel: OTLP traces)")
+    targets = p.add_subparsers(dest="target", required=True)
+    p = targets.add_parser(
+        "otel",
+        parents=[common],
+        help="sessions, loops, model calls and tool calls as OpenTelemetry traces (GenAI "
+        "conventions) to an OTLP/HTTP endpoint or an OTLP/JSON lines file",
+    )
+    p.add_argument(
+        "--output",
+        type=Path,
+        help="write OTLP/JSON lines (one ExportTraceServiceRequest a line) to this file",
+    )
+    p.add_argument(
+        "--endpoint",
+        help="the OTLP/HTTP endpoint, e.g. http://localhost:4318 (/v1/traces added when it has "
+        "no path; default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, $OTEL_EXPORTER_OTLP_ENDPOINT)",
+    )
+    p.add_argument("--since", help="first local date included (YYYY-MM-DD)")
+    p.add_argument("--until", help="last local date included (YYYY-MM-DD)")
+    p.add_argument("--timezone", help="IANA zone for --since/--until (default: this machine's)")
+    p.add_argument(
+        "--runtime", action="append", choices=RUNTIMES, metavar="RUNTIME", help="only this runtime"
+    )
+    p.add_argument("--model", action="append", help="only this model id (repeatable)")
+    p.add_argument("--project", action="append", help="only this project (repeatable)")
+    p.add_argument(
+        "--since-last",
+        action="store_true",
+        help="only the sessions published since the last export to the same place and scope "
+        "(state kept beside the manifest)",
+    )
+    p.add_argument(
+        "--content",
+        action="store_true",
+        help="include prompts, answers, tool arguments and results (the dataset's published, "
+        "redacted when built with --redact, text; off by default)",
+    )
+    p.add_argument("--batch", type=positive, default=2000, help="spans per request (default 2000)")
+    p.add_argument(
+        "--jobs",
+        type=positive,
+        default=None,
+        help="--output: processes writing JSON (default: cores)",
+    )
+    p.add_argument(
+        "--prices", type=Path, help="a prices JSON file whose entries override genai-prices"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
     p = sub.add_parser(
         "prune", parents=[common, fmt], help="remove the facts of sources whose files are gone"
     )

@@ -106,6 +106,9 @@ def markdown() -> str:
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name, sub in commands.choices.items():
         lines += ["", f"### traceidx {name}", "", "```text", _help(sub), "```"]
+        nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        for inner, command in nested[0].choices.items() if nested else ():
+            lines += ["", f"### traceidx {name} {inner}", "", "```text", _help(command), "```"]
     lines += ["", "## Views", ""]
     for view, columns in describe_views().items():
         docs = {**COLUMN_DOCS.get(view, {}), **DERIVED_COLUMNS.get(view, {})}

@@ -2,11 +2,12 @@
 whose result `traceidx.cli.main` prints in the format the user asked for
 (`traceidx.cli.output.emit`); no command looks at ``--format``. Beside errors and progress on
 stderr, only output that has no format is written by a command itself (`report html`'s and
-`summarize`'s "wrote" line, `watch`'s publishes, `demo`'s walk-through).
+`summarize`'s "wrote" line, `export otel`'s summary line, `watch`'s publishes, `demo`'s
+walk-through).
 
 ``build`` builds and keeps the dataset (build, prune, status, demo), ``query`` reads it (report,
 prices, sql, search, schema, inspect), ``live`` runs beside the agents (watch, mcp, summarize,
-statusline).
+statusline), ``export`` sends it to other systems (export otel).
 """
 
 from __future__ import annotations
