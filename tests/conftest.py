@@ -59,6 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 SLOW_MODULES = frozenset(
     {
         "tests/analysis/test_html.py",  # Chromium renders every report
+        "tests/analysis/test_otel_phoenix.py",  # a Phoenix server ingests the whole export
         "tests/cli/test_mcp_inspector.py",  # the MCP Inspector (Node) drives the server
         "tests/pipeline/test_engines.py",  # a local Ray cluster
         "tests/store/test_object_storage.py",  # moto's S3 server
