@@ -1,5 +1,6 @@
-"""A Gemini CLI session resumed with ``--resume``: the lines the CLI appends, replayed on the
-committed generated files, must leave one Loop per prompt typed.
+"""A Gemini CLI session resumed (``--resume``, or a checkpoint loaded with ``/chat resume``):
+the lines the CLI appends, replayed on the committed generated files, must leave one Loop per
+prompt typed.
 
 `resumed` writes what Gemini CLI 0.61.0 writes when ``gemini --resume <id> -p PROMPT`` runs,
 step by step as its own code does (``ChatRecordingService.initialize``,
@@ -14,6 +15,9 @@ the steps are listed in ``docs/runtimes/gemini.md``):
    under its message's id (tool results under ``<id>_response``), as the file's own message
    when the CLI's reload still held it, else as a new message stamped now;
 4. then the new prompt and its response, as message lines.
+
+`replayed` writes what loading a checkpoint writes (``GeminiChat.setHistory`` of turns without
+ids): each turn again as a new message line, then a re-sync listing just them.
 """
 
 from __future__ import annotations
@@ -241,6 +245,75 @@ def test_the_resync_lists_every_turn_under_the_cli_ids() -> None:
     assert any(key.endswith("_response") for key in ids)
     assert {m["timestamp"] for m in listed[1:]} == {NOW}
     assert all("tokens" not in m and "toolCalls" not in m for m in listed)
-    _, later = resumed(lines, same_minute=False)
-    kept = resumed(lines, same_minute=False)[0][1]["$set"]["messages"]
-    assert any("tokens" in m for m in kept) and len(later) == 2
+    appended, stray = resumed(lines, same_minute=False)
+    kept = appended[1]["$set"]["messages"]  # the reload held the file's own messages
+    assert any("tokens" in m for m in kept) and len(stray) == 2
+
+
+def replayed(
+    lines: list[dict[str, Any]], checkpoint: list[tuple[str, list[Any]]]
+) -> list[dict[str, Any]]:
+    """The lines ``/chat resume <tag>`` (0.61 also ``/resume resume <tag>``) appends: the
+    checkpoint's turns carry no ids, so ``GeminiChat.setHistory`` records each as a new message
+    line (``recordSyntheticMessage``), then ``updateMessagesFromHistory`` lists exactly them."""
+    out: list[dict[str, Any]] = []
+    listed: list[dict[str, Any]] = []
+    for n, (role, content) in enumerate(checkpoint):
+        key = f"c0ffee00-0000-4000-8000-{n:012d}"
+        msg: dict[str, Any] = {"id": key, "timestamp": NOW, "type": role, "content": content}
+        if role == "gemini":
+            msg.update(thoughts=[], tokens=None)
+        out += [msg, {"$set": {"lastUpdated": NOW}}]
+        listed.append(msg)
+    return [*out, {"$set": {"messages": listed, "lastUpdated": NOW}}]
+
+
+def checkpoint_of(lines: list[dict[str, Any]]) -> list[tuple[str, list[Any]]]:
+    """What ``/chat save <tag>`` stores: the chat's API history (``getHistory``), the session
+    context first; each turn a role and its parts, no id."""
+    context = next(m for m in loaded(lines[:2]) if m["type"] == "user")
+    turns = [("user", parts(context["content"]))]
+    turns += [
+        ("user" if role == "user" else "gemini", content)
+        for _, role, content in history(loaded(lines))
+    ]
+    return turns
+
+
+@pytest.mark.parametrize("where", ["same-file", "new-session"])
+@pytest.mark.parametrize("key", sorted(SESSIONS))
+def test_a_checkpoint_resumed_restates_history_without_opening_loops(
+    key: str, where: str, tmp_path: Path
+) -> None:
+    session = SESSIONS[key]
+    source = fixture_path("generated", "gemini", *session["file"].split("/"))
+    lines = read(source)
+    checkpoint = checkpoint_of(lines)
+    if where == "same-file":
+        before, typed = lines, len(session["loops"])
+    else:  # a new interactive session: its fresh recording, then the command
+        header = {**lines[0], "sessionId": "5e55e55e-0000-4000-8000-000000000000"}
+        fresh = {"id": lines[1]["$set"]["messages"][0]["id"], "timestamp": NOW, "type": "user"}
+        fresh["content"] = checkpoint[0][1]
+        before = [header, {"$set": {"messages": [fresh], "lastUpdated": NOW}}]
+        typed = 0
+    prompt = "Weiter mit dem gespeicherten Stand."
+    chat = tmp_path / source.name
+    write(chat, before + replayed(before, checkpoint) + new_turn(lines, prompt))
+
+    result = ingest(str(chat), Settings())
+    assert (result.state, result.unknown_types) == ("indexed", {})
+    projection = result.projection
+    assert projection is not None
+    assert result.loop_count == typed + 1
+    items = [
+        (role, value, loop)
+        for run in projection.item_runs
+        for role, value, loop in zip(run.roles, run.values, run.loop_ids, strict=True)
+    ]
+    last = projection.loops[-1].loop_id
+    requests = [v["text"]["value"] for r, v, loop in items if r == "human.request"]
+    assert len(requests) == typed + 1 and requests[-1] == prompt
+    assert [r for r, _, loop in items if loop == last] == ["human.request", "agent.final_answer"]
+    states = [v["text"]["value"] for r, v, loop in items if r == "runtime.state" and loop is None]
+    assert f"history restated from a checkpoint: {len(checkpoint)} messages" in states
