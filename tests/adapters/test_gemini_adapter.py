@@ -145,7 +145,7 @@ def test_usage_is_in_the_contract_units() -> None:
 
 def test_a_resync_of_the_history_is_not_applied() -> None:
     """On --resume the CLI re-syncs its API history into ``$set.messages``: no tokens, no
-    toolCalls, content as parts, function results under the id of the call's message."""
+    toolCalls, content as parts, function results as a turn ``<call's message id>_response``."""
     chat = Chat()
     chat.prompt("list")
     reply = chat.reply("")
@@ -156,7 +156,7 @@ def test_a_resync_of_the_history_is_not_applied() -> None:
         CONTEXT,
         {"id": "m0001", "type": "user", "content": [{"text": "list"}]},
         {"id": "m0002", "type": "gemini", "content": [{"functionCall": {"name": "x"}}]},
-        {"id": "m0002", "type": "user", "content": [{"functionResponse": {"id": "c1"}}]},
+        {"id": "m0002_response", "type": "user", "content": [{"functionResponse": {"id": "c1"}}]},
         {"id": "m0004", "type": "gemini", "content": [{"text": "Done."}]},
     ]
     chat.add(dict(METADATA, startTime="2026-12-06T09:00:00.000Z"))

@@ -7,7 +7,7 @@ RUNTIME = Runtime(
     title="Gemini CLI",
     module="traceidx.adapters.gemini.adapter",
     adapter="GeminiAdapter",
-    version=1,
+    version=2,
     homes=(TraceHome("GEMINI_CLI_HOME", "", (".gemini/tmp",), note="the home folder"),),
     tools=kinds(
         shell="run_shell_command",

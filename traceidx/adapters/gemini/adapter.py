@@ -11,6 +11,7 @@ from typing import Any, Final
 from traceidx.adapters.gemini.state import (
     MESSAGE,
     PROCESS,
+    RESTATE,
     REWIND,
     ROLLBACK,
     Entry,
@@ -111,6 +112,8 @@ class GeminiAdapter(GeminiTools):
         message = entry.message
         self.position, self.time = entry.position, None
         if entry.kind == MESSAGE and message is not None:
+            if message.restated:  # a loaded checkpoint's turn, written again: no new fact
+                return
             self.position, self.time = message.last, time_of(message.obj)
             kind = type_tag(message.obj.get("type"))
             if kind == "user":
@@ -128,6 +131,10 @@ class GeminiAdapter(GeminiTools):
             self._close(entry.position, None)
             target = entry.target
             text = f"rewound to message {target}" if target else "rewound: conversation cleared"
+            self.emit("runtime.state", "structural", {"text": text, "has_images": False}, None)
+        elif entry.kind == RESTATE:
+            self._close(entry.position, None)
+            text = f"history restated from a checkpoint: {entry.count} messages"
             self.emit("runtime.state", "structural", {"text": text, "has_images": False}, None)
 
     # -- Loops -------------------------------------------------------------------------------

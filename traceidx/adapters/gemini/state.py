@@ -4,8 +4,8 @@ A chat file is a log of writes, not of events: a message is written again (same 
 content) whenever it changes, and the last write wins. So nothing is projected while reading:
 each line updates the message it writes (`Message`: the latest object, and the last line that
 wrote it), or adds a bookkeeping event to the timeline (`Entry`: a new process, a rewind, a
-history re-sync that rolls a prompt back); `GeminiAdapter.finish` projects the timeline once
-every line was read.
+history re-sync that rolls a prompt back, a checkpoint's history written out again);
+`GeminiAdapter.finish` projects the timeline once every line was read.
 """
 
 from __future__ import annotations
@@ -31,33 +31,42 @@ MESSAGE: Final = "message"  # a message (its latest write)
 PROCESS: Final = "process"  # another metadata line: a new CLI process took the file over
 REWIND: Final = "rewind"  # ``$rewindTo``: the conversation was rewound
 ROLLBACK: Final = "rollback"  # a re-sync without the latest prompt: its request was undone
+RESTATE: Final = "restate"  # a checkpoint's history written again as new messages (`_restated`)
 
 
 class Message:
     """One message id's latest write: `obj` (the message), `last` the last line that wrote it;
-    `synced` while only a ``$set.messages`` re-sync has stated it."""
+    `synced` while only a ``$set.messages`` re-sync has stated it; `restated` when it is a turn
+    of a loaded checkpoint, written again (`GeminiState._restated`)."""
 
-    __slots__ = ("key", "last", "obj", "synced")
+    __slots__ = ("key", "last", "obj", "restated", "synced")
 
     def __init__(self, key: str, obj: dict[str, Any], position: int, synced: bool) -> None:
         self.key = key
         self.obj = obj
         self.last = position
         self.synced = synced
+        self.restated = False
 
 
 class Entry:
     """A point of the timeline: a message (where it was first written) or an event."""
 
-    __slots__ = ("kind", "message", "position", "target")
+    __slots__ = ("count", "kind", "message", "position", "target")
 
     def __init__(
-        self, kind: str, position: int, message: Message | None = None, target: str | None = None
+        self,
+        kind: str,
+        position: int,
+        message: Message | None = None,
+        target: str | None = None,
+        count: int = 0,
     ) -> None:
         self.kind = kind
         self.position = position
         self.message = message
         self.target = target  # a rewind's message id
+        self.count = count  # how many messages a checkpoint restated
 
 
 def user_prompt(obj: dict[str, Any]) -> bool:
@@ -162,6 +171,8 @@ class GeminiState(Adapter):
         conversation = update.get("messages")
         if not isinstance(conversation, list):
             return
+        if self._restated(conversation):
+            return
         listed: set[str] = set()
         unknown = False
         for message in conversation:
@@ -178,6 +189,32 @@ class GeminiState(Adapter):
             # cancelled, and re-syncs: the prompt is gone from what it will send next
             self.timeline.append(Entry(ROLLBACK, self.position, prompt))
             self.prompt = None
+
+    def _restated(self, conversation: list[Any]) -> bool:
+        """Whether a re-sync lists exactly the latest message lines, the first of them the
+        session context: a loaded checkpoint (``/chat resume <tag>``, ``/restore``) holds turns
+        without ids, so the CLI writes each as a new message and then lists just them. Those
+        messages restate history (each prompt was typed earlier): they are marked, and open no
+        Loop. The session context is never a message line otherwise."""
+        keys = [
+            m["id"] for m in conversation if isinstance(m, dict) and isinstance(m.get("id"), str)
+        ]
+        count = len(keys)
+        if count == 0 or len(keys) != len(conversation) or self.order[-count:] != keys:
+            return False
+        messages = [self.live[key] for key in keys]
+        first = messages[0].obj
+        head = parts_text(parts_of(first.get("content"))).lstrip()
+        if first.get("type") != "user" or not head.startswith(SESSION_CONTEXT):
+            return False
+        if any(message.synced or message.restated for message in messages):
+            return False
+        for message in messages:
+            message.restated = True
+        if self.prompt is not None and self.prompt.restated:
+            self.prompt = None
+        self.timeline.append(Entry(RESTATE, self.position, count=count))
+        return True
 
     def _rewind(self, target: object) -> None:
         """``$rewindTo``: that message and every later one leave the conversation (their facts
