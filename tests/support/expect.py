@@ -6,7 +6,10 @@ of what the real runtime did:
 
 * ``expect.json`` (format ``expect/1``): per session, in the contract's units: its Loops (outcome,
   usage, the usage and model of every billed model call, tool calls, final answer), the model
-  calls outside any Loop, the subagent sessions it delegated to;
+  calls outside any Loop, the subagent sessions it delegated to, and the session's usage as
+  the runtime totals it (``session_token_usage``, where the runtime keeps only a total for
+  some of its calls: a Loop whose calls' usage is gone from the trace states ``pruned`` and
+  no ``calls``);
 * ``manifest.json``: the generator's record in the runtime's own units; of it the tests read
   only what every runtime's manifest states in the same sense: a session's ``session_id``,
   ``cwd``, ``human_prompts`` and ``final_answer``, and its ``turns`` (``index``, the ``prompt``
@@ -31,9 +34,11 @@ from traceidx.pipeline.job import build
 from traceidx.runtimes import names
 
 #: the generated set's folders (the runtime each folder holds is its expect.json's `runtime`)
-FOLDERS = ("claude", "codex", "dsh", "pi", "copilot", "gemini", "opencode", "qwen")
+FOLDERS = ("claude", "codex", "dsh", "pi", "copilot", "gemini", "opencode", "qwen", "vibe")
 #: the contract's usage members
 USAGE = ("input", "cached", "cache_write", "output", "reasoning")
+#: the members of a session's usage as the runtime totals it (``session_token_usage``)
+SESSION_USAGE = ("input", "cached", "output")
 #: the manifests' turn kinds (``kind`` or ``trigger``) of a turn a human typed
 HUMAN_TURNS = frozenset({"prompt", "user"})
 
@@ -72,7 +77,8 @@ def deviation(family: str, key: str, member: str) -> dict[str, Any]:
 def manifest_sessions(folder: str) -> dict[str, dict[str, Any]]:
     """A folder's manifest sessions by native session id (empty without a manifest)."""
     found = manifest(folder)
-    return {s["session_id"]: s for s in (found or {}).get("sessions", [])}
+    sessions = (found or {}).get("sessions", [])
+    return {s["session_id"]: s for s in sessions if "session_id" in s}  # others: another shape
 
 
 def turn_of(session: dict[str, Any], loop: dict[str, Any]) -> dict[str, Any] | None:
@@ -93,7 +99,7 @@ def is_human_turn(session: dict[str, Any], turn: dict[str, Any]) -> bool:
 def calls(session: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Every billed model call of an expect.json session: in its Loops, then outside them."""
     for loop in session["loops"]:
-        yield from loop["calls"]
+        yield from loop.get("calls", [])  # none where the trace kept no per-call usage
     yield from session.get("calls", [])
 
 
