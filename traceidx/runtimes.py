@@ -68,14 +68,27 @@ class Database:
 
 
 @dataclass(frozen=True, slots=True)
+class Folder:
+    """A session a runtime keeps as a folder of several files (`traceidx.sources.folder`): a
+    folder holding every file of `markers` (names) is one session, and its files matching
+    `members` (`fnmatch` patterns of paths relative to the folder) are framed, pattern by
+    pattern in this order, names sorted within a pattern."""
+
+    markers: tuple[str, ...]
+    members: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Runtime:
     """A registered runtime: the module and class of its adapter, its trace homes, and the
-    database it keeps its sessions in (None: its sessions are JSON-lines files)."""
+    database it keeps its sessions in (None: its sessions are JSON-lines files), or the
+    layouts of the session folders it keeps (`Folder`)."""
 
     module: str
     adapter: str
     homes: tuple[TraceHome, ...]
     database: Database | None = None
+    folders: tuple[Folder, ...] = ()
 
 
 #: every runtime traceidx reads, by the name published in the `runtime` columns
@@ -135,6 +148,30 @@ RUNTIMES: dict[str, Runtime] = {
             TraceHome("QWEN_HOME", ".qwen", ("projects",)),
         ),
     ),
+    # Mistral Vibe: 3.x keeps a session as a journaled store folder (`unified/<id>/`), 1.x
+    # and 2.x as `session_*/` with meta.json (its totals) and messages.jsonl
+    "vibe": Runtime(
+        "traceidx.adapters.vibe.adapter",
+        "VibeAdapter",
+        (TraceHome("VIBE_HOME", ".vibe", ("logs/session",)),),
+        folders=(
+            Folder(
+                ("CURRENT",),
+                (
+                    "CURRENT",
+                    "meta.json",
+                    "generations/*/manifest.json",
+                    "generations/*/projection-state.json",
+                    "generations/*/runtime-state.json",
+                    "generations/*/checkpoint.json",
+                    "chunks/*.json",
+                    "tool-results/*.json",
+                    "journal/*.jsonl",
+                ),
+            ),
+            Folder(("meta.json", "messages.jsonl"), ("meta.json", "messages.jsonl")),
+        ),
+    ),
 }
 
 
@@ -150,6 +187,11 @@ def databases() -> dict[str, Database]:
         for name in sorted(RUNTIMES)
         if (database := RUNTIMES[name].database) is not None
     }
+
+
+def folders() -> dict[str, tuple[Folder, ...]]:
+    """The session-folder layouts of the registered runtimes that keep any, by runtime name."""
+    return {name: RUNTIMES[name].folders for name in sorted(RUNTIMES) if RUNTIMES[name].folders}
 
 
 def names() -> list[str]:
