@@ -7,7 +7,11 @@
 -- cost_usd sums the calls' costs, each priced on its own, exactly (as decimals of 15 places;
 -- rounded to 6 once summed), so any grouping of the rows adds up to the same cost
 -- (unpriced_calls counts the calls no price matched; a row of only those has an empty cost,
--- never 0).
+-- never 0). A session whose runtime keeps a session total beside fewer per-call rows (Mistral
+-- Vibe keeps per-call usage of a resumed session's last run only) adds what its total exceeds
+-- its calls by, member by member, in the period of the session's creation, as neither a call
+-- nor a loop, and unpriced (its cost is not in cost_usd): the session's tokens are counted
+-- once, never spread over its calls or loops.
 -- detail (hidden first in a narrow table): calls, cached, cache_write, reasoning, loops_without_usage, unpriced_calls
 WITH rows AS (
     SELECT period_of(c.local_at) AS period, d.runtime, c.model,
@@ -23,6 +27,32 @@ WITH rows AS (
         1 AS loops, (l.total IS NULL)::INT AS loops_without_usage, 0 AS calls
     FROM report_loops AS l
     JOIN session_dimensions AS d USING (session_id)
+    UNION ALL BY NAME
+    SELECT period_of(timezone(getvariable('tz'), s.created_at)) AS period, d.runtime,
+        s.session_usage_model AS model,
+        d.* EXCLUDE (session_id, created_at, runtime),
+        0 AS loops, 0 AS loops_without_usage, 0 AS calls,
+        s.session_usage.input - coalesce(k.input, 0) AS input,
+        s.session_usage.cached - coalesce(k.cached, 0) AS cached,
+        s.session_usage.output - coalesce(k.output, 0) AS output,
+        s.session_usage.input - coalesce(k.input, 0)
+            + s.session_usage.output - coalesce(k.output, 0) AS total
+    FROM sessions AS s
+    JOIN session_dimensions AS d USING (session_id)
+    LEFT JOIN (SELECT session_id, sum(input) AS input, sum(cached) AS cached,
+                      sum(output) AS output
+               FROM priced_calls GROUP BY session_id) AS k USING (session_id)
+    WHERE s.session_usage IS NOT NULL
+      AND (s.session_usage.input > coalesce(k.input, 0)
+           OR s.session_usage.output > coalesce(k.output, 0))
+      AND (getvariable('runtimes') IS NULL OR list_contains(getvariable('runtimes'), d.runtime))
+      AND (getvariable('models') IS NULL
+           OR list_contains(getvariable('models'), s.session_usage_model))
+      AND (getvariable('since') IS NULL
+           OR timezone(getvariable('tz'), s.created_at) >= getvariable('since')::TIMESTAMP)
+      AND (getvariable('until') IS NULL
+           OR timezone(getvariable('tz'), s.created_at)
+              < getvariable('until')::TIMESTAMP + INTERVAL 1 DAY)
 )
 SELECT
     coalesce(period, '') AS period,
