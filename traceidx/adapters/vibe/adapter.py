@@ -12,7 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from traceidx.adapters.values import dict_or_empty, dicts_in, nonempty_str, str_or_none
+from traceidx.adapters.values import (
+    dict_or_empty,
+    dicts_in,
+    int_or_none,
+    nonempty_str,
+    str_or_none,
+)
 from traceidx.adapters.vibe.tools import VibeTools
 from traceidx.adapters.vibe.usage import legacy_total
 from traceidx.adapters.vibe.wire import SHELL_TOOLS, STORE_FORMAT, text_of
@@ -56,9 +62,17 @@ class VibeAdapter(VibeTools):
                 self.legacy.append((position, value))
             return RecordFacts(None, "message/" + str(dict_or_empty(value).get("role")))
         index = obj.get("index")
-        return RecordFacts(
-            None, self.member(name, index if isinstance(index, int) else None, value)
-        )
+        kind = self.member(name, index if isinstance(index, int) else None, value)
+        return RecordFacts(self.time_of(value), kind)
+
+    def time_of(self, value: Any) -> int | None:
+        """The runtime's time on a record: a history entry's ``createdAt``, a journal input's
+        ``determinism.time_unix_ms`` (epoch milliseconds)."""
+        value = dict_or_empty(value)
+        created = int_or_none(value.get("createdAt"))
+        if created is not None:
+            return created
+        return self.journal_time(value)
 
     def finish(self) -> Draft:
         if self.current is None and self.meta is not None:

@@ -156,7 +156,8 @@ class VibeState(Adapter):
 
     @staticmethod
     def journal_time(record: dict[str, Any]) -> int | None:
-        determinism = dict_or_empty(dict_or_empty(record.get("payload")).get("determinism"))
+        payload = dict_or_empty(record.get("payload"))
+        determinism = dict_or_empty(dict_or_empty(payload.get("input")).get("determinism"))
         return int_or_none(determinism.get("time_unix_ms"))
 
     # -- the session -----------------------------------------------------------------------
