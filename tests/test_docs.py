@@ -38,6 +38,13 @@ def test_every_runtime_has_its_page_and_its_roots_in_the_readme(runtime: str) ->
         assert f"`{home.variable}`" in text, home.variable
 
 
+def test_the_readme_table_of_roots_is_the_registry_s() -> None:
+    from traceidx.cli.reference import readme
+
+    text = README.read_text("utf-8")
+    assert text == readme(text), "regenerate: python -m traceidx.cli.reference"
+
+
 def test_the_reference_is_what_the_parser_and_the_views_say() -> None:
     from traceidx.cli.reference import markdown
 

@@ -142,15 +142,7 @@ def test_every_runtime_package_has_the_same_layout() -> None:
 
 
 #: each folder of the generated set -> the runtime that wrote its traces
-GENERATED_RUNTIMES = {
-    "claude": "claude_code",
-    "codex": "codex",
-    "copilot": "copilot",
-    "dsh": "dsh",
-    "opencode": "opencode",
-    "pi": "pi",
-    "qwen": "qwen",
-}
+GENERATED_RUNTIMES = {folder: name for name in names() for folder in RUNTIMES[name].fixtures}
 #: files of a runtime home named like traces that are not (Qwen Code's per-run usage summary)
 NOT_TRACES = frozenset({"usage_record.jsonl"})
 

@@ -19,7 +19,7 @@ from traceidx.adapters.gemini import GeminiAdapter
 from traceidx.adapters.gemini.tools import shell_exit_code
 from traceidx.domain.drafts import Draft, DraftItem, DraftLoop
 from traceidx.projection.ingest import Settings, ingest
-from traceidx.runtimes import names
+from traceidx.runtimes import RUNTIMES, names
 
 SESSION = "3c1d9a7e-5b2f-4e8a-9c6d-1f0e2d3c4b5a"
 METADATA = {
@@ -327,7 +327,8 @@ def test_gemini_files_are_claimed_by_gemini_only() -> None:
     for path in files:
         head = [o for _, objs in decoded_records(path)[:32] for o in objs]
         assert [n for n in names() if adapter(n).claims(head)] == ["gemini"], path
-    for runtime in ("codex", "pi", "claude", "dsh", "copilot", "qwen"):
+    others = [f for n in names() if n != "gemini" for f in RUNTIMES[n].fixtures]
+    for runtime in others:
         for path in sorted(fixture_path("generated", runtime).rglob("*.jsonl"))[:5]:
             head = [o for _, objs in decoded_records(path)[:32] for o in objs]
             assert not GeminiAdapter.claims(head), path

@@ -13,8 +13,9 @@ import pytest
 import zstandard
 
 from tests.support.files import FIXTURES, traceidx_cli
+from traceidx.runtimes import RUNTIMES, names
 
-FOLDERS = ("claude", "codex", "copilot", "dsh", "gemini", "opencode", "pi", "qwen")
+FOLDERS = tuple(folder for name in names() for folder in RUNTIMES[name].fixtures)
 
 
 def _phrase(runtime: str) -> str:
@@ -87,9 +88,7 @@ def _search(dataset: Path, *args: str) -> list[dict[str, Any]]:
     return rows
 
 
-@pytest.mark.parametrize(
-    "runtime", ["claude_code", "codex", "copilot", "dsh", "gemini", "opencode", "pi", "qwen"]
-)
+@pytest.mark.parametrize("runtime", names())
 def test_a_planted_phrase_is_found_in_its_session(
     planted: tuple[Path, dict[str, str]], runtime: str
 ) -> None:
@@ -107,9 +106,7 @@ def test_a_planted_phrase_is_found_in_its_session(
 def test_filters_and_the_table(planted: tuple[Path, dict[str, str]]) -> None:
     dataset, _ = planted
     every = _search(dataset, "quokka", "marmalade", "--limit", "100")
-    assert {r["runtime"] for r in every} == {
-        "claude_code", "codex", "copilot", "dsh", "gemini", "opencode", "pi", "qwen"
-    }  # fmt: skip
+    assert {r["runtime"] for r in every} == set(names())
     times = [r["occurred_at"] for r in every if r["occurred_at"]]
     assert times == sorted(times, reverse=True)  # newest first
     assert _search(dataset, "quokka", "--runtime", "pi", "--role", "human") == []

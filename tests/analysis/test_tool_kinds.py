@@ -10,6 +10,7 @@ from pathlib import Path
 from tests.support.facts import dict_rows
 from tests.support.files import WITH_CORPUS, traceidx_cli
 from traceidx.analysis.query import connect
+from traceidx.runtimes import names
 
 KINDS = {"shell", "read", "write", "edit", "search", "fetch", "delegate", "plan", "ask_user"}
 
@@ -45,7 +46,7 @@ def test_the_runtimes_tools_share_kinds(traces_dataset: Path) -> None:
     assert kinds.get(("claude_code", "AskUserQuestion"), "ask_user") == "ask_user"
     assert all(r["kind"] == "mcp" for r in rows if str(r["tool_name"]).startswith("mcp__"))
     # the tools of the runtimes' generated sets all have a kind of the list
-    for runtime in ("copilot", "gemini", "qwen", "claude_code", "codex", "pi"):
+    for runtime in names():
         found = {r["kind"] for r in rows if r["runtime"] == runtime}
         assert found and found <= KINDS | {"mcp", "other"}, runtime
     other = sum(r["kind"] == "other" for r in rows)

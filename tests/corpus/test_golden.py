@@ -23,6 +23,7 @@ import pytest
 
 from tests.support.files import GOLDEN, ROOT, corpus_path
 from tests.support.golden import project_files
+from traceidx.runtimes import RUNTIMES
 
 REPO = ROOT
 CASES = {
@@ -62,16 +63,7 @@ def _projected(runtime: str, name: str, dataset: Path, update: bool) -> tuple[An
 
 
 def test_every_runtime_has_committed_cases() -> None:
-    assert {rt for rt, _ in PARAMS} == {
-        "claude",
-        "codex",
-        "copilot",
-        "pi",
-        "dsh",
-        "opencode",
-        "qwen",
-        "gemini",
-    }
+    assert {rt for rt, _ in PARAMS} == {f for rt in RUNTIMES.values() for f in rt.fixtures}
     for runtime, name in PARAMS + CORPUS_CASES:
         assert (GOLDEN / runtime / f"{name}.json").exists(), (runtime, name)
     expected = {p.parent.name + "/" + p.stem for p in GOLDEN.glob("*/*.json")} - {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -21,12 +22,12 @@ import traceidx.projection.ingest
 import traceidx.sources.records
 from tests.support.facts import main_transcripts, published_facts
 from tests.support.files import fixture_path
-from traceidx.adapters import adapters
 from traceidx.analysis.query import connect
 from traceidx.pipeline.job import build, prune
 from traceidx.pipeline.sync import Decision
 from traceidx.pipeline.worker import BATCH_BYTES, BATCH_SOURCES, TAIL_BYTES, TAIL_SPLIT
 from traceidx.projection.ingest import Settings
+from traceidx.runtimes import RUNTIMES
 from traceidx.sources.frame import LEGACY_ALGORITHM, Framer, fingerprint
 from traceidx.sources.sourceio import read_range
 from traceidx.store.dataset import read_manifest
@@ -404,10 +405,12 @@ def test_an_adapter_that_projects_otherwise_re_projects_the_dataset(
     dataset = tmp_path / "ds"
     first = build([traces], dataset, jobs=1)
     assert build([traces], dataset, jobs=1).actions["unchanged"] == first.actions["new"]
-    adapter = adapters()["claude_code"]
-    monkeypatch.setattr(adapter, "version", adapter.version + 1)
+    bumped = dataclasses.replace(
+        RUNTIMES["claude_code"], version=RUNTIMES["claude_code"].version + 1
+    )
+    monkeypatch.setitem(RUNTIMES, "claude_code", bumped)
     again = build([traces], dataset, jobs=1)
     assert again.changed and again.actions["new"] == first.actions["new"] > 0
     manifest = json.loads((dataset / "manifest.json").read_text())
-    assert manifest["settings"]["adapters"]["claude_code"] == adapter.version
+    assert manifest["settings"]["adapters"]["claude_code"] == bumped.version
     assert build([traces], dataset, jobs=1).actions["unchanged"] == first.actions["new"]

@@ -17,9 +17,11 @@ import pytest
 
 from tests.support.facts import database_sessions
 from tests.support.files import fixture_path
+from traceidx.adapters import adapters
 from traceidx.pipeline.sync import Decision
 from traceidx.pipeline.worker import SourceWork, Task, process_batch
 from traceidx.projection.ingest import Settings
+from traceidx.runtimes import RUNTIMES
 
 
 def _work(runtime: str, limit: int) -> list[SourceWork]:
@@ -28,9 +30,10 @@ def _work(runtime: str, limit: int) -> list[SourceWork]:
     return [SourceWork(Decision(str(path), "new")) for path in files[:limit]]
 
 
-@pytest.mark.parametrize("runtime", ["claude", "codex", "dsh", "opencode", "pi", "qwen"])
+@pytest.mark.parametrize("runtime", [f for rt in RUNTIMES.values() for f in rt.fixtures])
 def test_ingesting_leaves_no_cyclic_garbage(tmp_path: Path, runtime: str) -> None:
     task = Task(Settings(), {}, tmp_path, {})
+    adapters()  # every adapter imported (detection may try each), once, before measuring
     process_batch(_work(runtime, 3), task)  # imports and caches made once, before measuring
     enabled, flags = gc.isenabled(), gc.get_debug()
     gc.collect()

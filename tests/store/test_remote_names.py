@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from traceidx.domain.model import TABLES
+from traceidx.runtimes import names
 from traceidx.storage import is_uri
 from traceidx.store.dataset import Partition
 from traceidx.store.open import reader
@@ -18,7 +19,7 @@ generations = st.integers(min_value=0, max_value=10**12 - 1)
 @given(
     generation=generations,
     table=st.sampled_from(sorted(TABLES)),
-    runtime=st.sampled_from(["claude_code", "codex", "pi", "dsh"]),
+    runtime=st.sampled_from(names()),
     bucket=st.integers(min_value=0, max_value=63),
     remote=st.booleans(),
 )

@@ -31,10 +31,10 @@ from tests.support.facts import dict_rows
 from tests.support.files import FIXTURES, generated
 from traceidx.analysis.query import connect
 from traceidx.pipeline.job import build
-from traceidx.runtimes import names
+from traceidx.runtimes import RUNTIMES, names
 
 #: the generated set's folders (the runtime each folder holds is its expect.json's `runtime`)
-FOLDERS = ("claude", "codex", "dsh", "pi", "copilot", "gemini", "opencode", "qwen", "vibe")
+FOLDERS = tuple(folder for name in names() for folder in RUNTIMES[name].fixtures)
 #: the contract's usage members
 USAGE = ("input", "cached", "cache_write", "output", "reasoning")
 #: the members of a session's usage as the runtime totals it (``session_token_usage``)

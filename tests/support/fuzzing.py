@@ -34,15 +34,37 @@ from hypothesis import strategies as st
 
 from tests.support.files import DATA
 
-#: runtime (the adapter's name) -> folders holding seeds of it
-SEED_FOLDERS: dict[str, list[Path]] = {
-    "claude_code": [DATA / "generated" / "claude"],
-    "codex": [DATA / "generated" / "codex", DATA / "codex"],
-    "dsh": [DATA / "generated" / "dsh", DATA / "dsh"],
-    "gemini": [DATA / "generated" / "gemini"],
-    "pi": [DATA / "generated" / "pi", DATA / "pi"],
-}
-RUNTIMES = sorted(SEED_FOLDERS)
+
+def _seed_files() -> dict[str, list[Path]]:
+    """Each registered runtime whose traces are JSON lines -> its seeds: the traces chosen for
+    fuzzing under ``data/generated/<folder>`` (else the smallest two committed copies of its
+    generated traces of eight lines or more), and the real traces under ``data/<runtime>``."""
+    from tests.support.files import FIXTURES
+    from traceidx.runtimes import RUNTIMES, names
+
+    found: dict[str, list[Path]] = {}
+    for name in names():
+        runtime = RUNTIMES[name]
+        if runtime.database is not None:
+            continue  # rows of a database, not lines
+        files: list[Path] = []
+        for folder in runtime.fixtures:
+            chosen = sorted((DATA / "generated" / folder).glob("*.jsonl"))
+            if not chosen:
+                committed = (FIXTURES / "generated" / folder).rglob("*.jsonl")
+                lines = [p for p in committed if p.is_file() and "_gen" not in p.parts]
+                long_enough = [p for p in lines if p.read_bytes().count(b"\n") >= 8]
+                chosen = sorted(long_enough, key=lambda p: (p.stat().st_size, str(p)))[:2]
+            files += chosen
+        files += sorted((DATA / name).glob("*.jsonl"))
+        if files:
+            found[name] = files
+    return found
+
+
+#: runtime (the adapter's name) -> its seed files
+SEED_FILES = _seed_files()
+RUNTIMES = sorted(SEED_FILES)
 
 #: lines at the head of a source that mutations avoid unless they target the header
 HEAD_LINES = 3
@@ -79,13 +101,12 @@ class Seed:
 def load_seeds() -> dict[str, list[Seed]]:
     """Every committed seed, by runtime."""
     seeds: dict[str, list[Seed]] = {}
-    for runtime, folders in SEED_FOLDERS.items():
-        for folder in folders:
-            for path in sorted(folder.glob("*.jsonl")):
-                data = path.read_bytes()
-                assert data.endswith(b"\n"), path
-                lines = tuple(data[:-1].split(b"\n"))
-                seeds.setdefault(runtime, []).append(Seed(runtime, path, lines))
+    for runtime, paths in SEED_FILES.items():
+        for path in paths:
+            data = path.read_bytes()
+            assert data.endswith(b"\n"), path
+            lines = tuple(data[:-1].split(b"\n"))
+            seeds.setdefault(runtime, []).append(Seed(runtime, path, lines))
     return seeds
 
 

@@ -92,7 +92,17 @@ class RowDemoAdapter(Adapter):
 def install(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register the runtime for one test."""
     home = TraceHome("ROWDEMO_HOME", ".rowdemo", (".",))
-    runtime = Runtime("tests.support.rowdemo", "RowDemoAdapter", (home,), DATABASE)
+    runtime = Runtime(
+        name="rowdemo",
+        title="Row demo",
+        module="tests.support.rowdemo",
+        adapter="RowDemoAdapter",
+        version=1,
+        homes=(home,),
+        tools={},
+        fixtures=(),
+        database=DATABASE,
+    )
     monkeypatch.setitem(RUNTIMES, "rowdemo", runtime)
 
 

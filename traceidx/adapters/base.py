@@ -38,8 +38,6 @@ class Adapter:
     """
 
     runtime: ClassVar[str]
-    #: bumped whenever the adapter projects a trace otherwise (a build re-projects then)
-    version: ClassVar[int] = 1
     #: how many leading records `claims` may inspect
     detect_window: ClassVar[int] = 32
     #: what a record is decoded to once the runtime is known (`members`: only the members the

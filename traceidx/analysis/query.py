@@ -137,8 +137,19 @@ def _define_views(
     from traceidx.analysis import pricing
 
     pricing.load(con, Path(prices) if prices is not None else None)
+    con.execute(_tool_kinds_sql())
     for name in VIEWS:
         con.execute(view_sql(name))
+
+
+def _tool_kinds_sql() -> str:
+    """The ``_tool_kinds`` relation: every tool name the registry declares, with its kind."""
+    from traceidx.runtimes import tool_kinds
+
+    rows = ", ".join(f"('{tool}', '{kind}')" for tool, kind in tool_kinds().items())
+    return (
+        f"CREATE OR REPLACE VIEW _tool_kinds AS SELECT * FROM (VALUES {rows}) AS t(tool_name, kind)"
+    )
 
 
 def view_summary(name: str) -> str:

@@ -54,6 +54,36 @@ def layout() -> list[str]:
     return lines
 
 
+#: the lines around the README's table of trace roots, which `roots_table` writes
+README_START = "<!-- runtimes: written by python -m traceidx.cli.reference from the registry -->"
+README_END = "<!-- /runtimes -->"
+
+
+def roots_table() -> list[str]:
+    """The table of every registered runtime's default trace roots and override variables."""
+    from traceidx.runtimes import RUNTIMES, names
+
+    lines = ["| runtime | default trace roots | override |", "|---|---|---|"]
+    for name in names():
+        runtime = RUNTIMES[name]
+        roots = dict.fromkeys(f"`{root}`" for home in runtime.homes for root in home.shown())
+        overrides = dict.fromkeys(
+            f"`{home.variable}`" + (f" ({home.note})" if home.note else "")
+            for home in runtime.homes
+        )
+        lines.append(f"| {runtime.title} | {', '.join(roots)} | {', '.join(overrides)} |")
+    return lines
+
+
+def readme(text: str) -> str:
+    """The README's text with its table of trace roots as the registry says."""
+    head, start, rest = text.partition(README_START + "\n")
+    _, end, tail = rest.partition(README_END)
+    if not start or not end:
+        raise ValueError(f"the README lacks the lines {README_START!r} and {README_END!r}")
+    return head + start + "\n".join(roots_table()) + "\n" + end + tail
+
+
 def markdown() -> str:
     """The whole reference page."""
     from traceidx.analysis.query import describe_views, view_summary
@@ -94,6 +124,10 @@ def main() -> int:
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs/reference.md")
     target.write_text(markdown(), "utf-8")
     print(f"wrote {target}")
+    readme_file = Path(sys.argv[2]) if len(sys.argv) > 2 else Path("README.md")
+    if readme_file.is_file():
+        readme_file.write_text(readme(readme_file.read_text("utf-8")), "utf-8")
+        print(f"wrote the table of trace roots in {readme_file}")
     return 0
 
 

@@ -34,6 +34,8 @@ from traceidx.pipeline.plan import (
     default_paths,
     fact_settings,
     repair_scope,
+    scoped_settings,
+    stale_runtimes,
 )
 from traceidx.pipeline.publish import PruneReport, Publication, PublishInputs, prune
 from traceidx.pipeline.staging import Stage
@@ -73,13 +75,16 @@ def build(
         # listing), checksums not read
         tightened = store.tighten()
         damage = store.check_parts(previous, checksums=True)
-        record = fact_settings(settings)
-        rebuild = rebuild or previous.settings not in (None, record)
         damaged = frozenset(d.key for d in damage)
         origin = origin or socket.gethostname()
         scope = repair_scope(settings.runtimes, damaged)
         settings = dataclasses.replace(settings, runtimes=scope)
-        changes = Changes(store, previous, record, rebuild, progress, damaged, origin, scope)
+        record = scoped_settings(fact_settings(settings), previous.settings, scope)
+        stale = stale_runtimes(previous.settings, record)
+        rebuild = rebuild or stale is None
+        changes = Changes(
+            store, previous, record, rebuild, progress, damaged, origin, scope, stale or frozenset()
+        )
         repairing = "this build re-projects the sources whose facts it held"
         changes.report.damaged = [d.line(dataset, repairing) for d in damage]
         changes.report.tightened = tightened

@@ -20,7 +20,6 @@ from typing import Any
 
 import msgspec
 
-from traceidx.adapters import adapters
 from traceidx.domain.ids import ID_SCHEME
 from traceidx.domain.schema import schema_digest
 from traceidx.pipeline.copies import originals, prefix_reader, recheck_copies, stage_rows
@@ -28,6 +27,7 @@ from traceidx.pipeline.staging import Stage
 from traceidx.pipeline.sync import Decision, ReportAction, decide
 from traceidx.pipeline.worker import SourceOutcome, SourceReport
 from traceidx.projection.ingest import Settings
+from traceidx.runtimes import versions
 from traceidx.sources import rowsource
 from traceidx.sources.discover import Ignored, KnownDatabase, default_roots, discover
 from traceidx.sources.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
@@ -50,8 +50,35 @@ def fact_settings(settings: Settings) -> FactSettings:
         token_estimator="ascii4_unicode1_v1",
         schema=schema_digest(),
         redact=settings.redact,
-        adapters={name: cls.version for name, cls in sorted(adapters().items())},
+        adapters=versions(),
     )
+
+
+def stale_runtimes(before: FactSettings | None, now: FactSettings) -> frozenset[str] | None:
+    """What a build must re-project because the settings that shape facts changed: None when
+    one that shapes every runtime's facts did (every source), else the runtimes whose adapter
+    projects otherwise now (their sources only; a runtime new to the registry too, so that the
+    sources no adapter claimed before are tried again). Empty: nothing changed."""
+    if before is None:
+        return frozenset()
+    if msgspec.structs.replace(before, adapters={}) != msgspec.structs.replace(now, adapters={}):
+        return None
+    names = before.adapters.keys() | now.adapters.keys()
+    return frozenset(n for n in names if before.adapters.get(n) != now.adapters.get(n))
+
+
+def scoped_settings(
+    record: FactSettings, before: FactSettings | None, scope: frozenset[str] | None
+) -> FactSettings:
+    """The settings a build records: a runtime it does not read keeps the adapter version its
+    sources were projected by (they are re-projected when a build reads that runtime)."""
+    if scope is None or before is None:
+        return record
+    versions = {
+        name: version if name in scope else before.adapters.get(name, version)
+        for name, version in record.adapters.items()
+    }
+    return msgspec.structs.replace(record, adapters=versions)
 
 
 def repair_scope(scope: frozenset[str] | None, damaged: frozenset[str]) -> frozenset[str] | None:
@@ -185,6 +212,7 @@ class Changes:
         damaged: frozenset[str] = frozenset(),
         origin: str | None = None,
         scope: frozenset[str] | None = None,
+        stale: frozenset[str] = frozenset(),
     ) -> None:
         #: the dataset, opened for this build (traceidx.store.base)
         self.store = store
@@ -198,6 +226,9 @@ class Changes:
         self.known: dict[str, SourceEntry] = previous.sources
         self.record = record
         self.rebuild = rebuild
+        #: the runtimes whose adapter version changed: their sources are re-projected, and so
+        #: are the sources no adapter claimed (a changed adapter may claim them now)
+        self.stale = stale
         self.progress = progress
         #: partitions with a damaged part: rewritten from their sources alone
         self.damaged = damaged
@@ -309,11 +340,17 @@ class Changes:
 
     def _decide(self, locator: str, listed: tuple[int, int] | None = None) -> Decision:
         entry = self.known.get(locator)
-        decision = decide(locator, entry, self.rebuild, listed)
+        decision = decide(locator, entry, self.rebuild or self._stale(entry), listed)
         origin = entry.origin if entry is not None and entry.origin else self.origin
         if entry is not None and self._in_damaged(entry) and decision.action != "missing":
             decision = Decision(locator, "repaired", decision.size)  # read again, from byte 0
         return dataclasses.replace(decision, origin=origin)
+
+    def _stale(self, entry: SourceEntry | None) -> bool:
+        """Whether a known source is re-projected because an adapter version changed."""
+        if entry is None or not self.stale:
+            return False
+        return entry.runtime in self.stale if entry.runtime is not None else True
 
     def _in_damaged(self, entry: SourceEntry) -> bool:
         return entry.live and entry.partition in self.damaged

@@ -5,15 +5,16 @@ Default roots: each registered runtime's own, as its adapter declares them
 (e.g. ``$CODEX_HOME/sessions``, by default ``~/.codex/sessions``).
 
 When a directory is walked, files ending ``.jsonl``, ``.jsonl.zst`` or ``.jsonl.zstd`` are
-candidates, and so are the session documents Gemini CLI wrote before 0.58
-(``chats/session-*.json``: JSON files the runtime rewrites whole); a file named explicitly is
-always a candidate. A folder a runtime declares as a session folder (`traceidx.runtimes.Folder`:
-it holds the layout's marker files) is one candidate, ``<folder>/``, and is not walked into
-(`traceidx.sources.folder`). Discovery also chooses each candidate's framing (`framing_of`): a
-locator ending ``/`` is a *folder*, a file ending ``.json`` is a *document*
-(`traceidx.sources.document`: a Record per element), any other a source of *lines*
-(`traceidx.sources.frame`). The runtime is never chosen here: adapters detect it
-from the content. Symlinked files are followed once (the locator is the
+candidates, and so are the files a runtime's registry entry declares (`FileRule`: e.g. the
+session documents Gemini CLI wrote before 0.58, ``chats/session-*.json``, JSON files the
+runtime rewrites whole); a file named explicitly is always a candidate. A folder a runtime
+declares as a session folder (`traceidx.runtimes.Folder`: it holds the layout's marker files)
+is one candidate, ``<folder>/``, and is not walked into (`traceidx.sources.folder`).
+Discovery also chooses each candidate's framing (`framing_of`): a locator ending ``/`` is a
+*folder*; a declared file has its rule's framing; otherwise a file ending ``.json`` is a
+*document* (`traceidx.sources.document`: a Record per element), any other a source of
+*lines* (`traceidx.sources.frame`). The runtime is never chosen here: adapters detect it from
+the content. Symlinked files are followed once (the locator is the
 canonical path, so a file reached twice is one candidate). A URI (traceidx.storage) is listed
 on its filesystem: every object beneath it is a file, its locator its full URI.
 
@@ -45,6 +46,7 @@ Superseded copies are not candidates; they are reported with the file that super
 from __future__ import annotations
 
 import errno
+import fnmatch
 import os
 import re
 import stat
@@ -53,16 +55,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from traceidx import storage
-from traceidx.runtimes import declared
+from traceidx.runtimes import FileRule, declared, file_rules
 from traceidx.sources import folder as session_folder
 from traceidx.sources import rowsource
 from traceidx.sources.sourceio import kind_of, stat_of
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
 _DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
-#: a session document (Gemini CLI before 0.58), in a folder named `DOCUMENT_FOLDER`
-_DOCUMENT = re.compile(r"session-.+\.json")
-DOCUMENT_FOLDER = "chats"
+#: the registered runtimes' files that are not JSON lines (`traceidx.runtimes.FileRule`)
+_RULES: tuple[FileRule, ...] = tuple(file_rules())
+
+
+def declared_rule(folder: str, name: str) -> FileRule | None:
+    """The registry's rule for a file of that name in that folder, if a runtime declares one."""
+    parent = os.path.basename(folder)
+    for rule in _RULES:
+        if fnmatch.fnmatchcase(name, rule.name) and (
+            rule.folder is None or fnmatch.fnmatchcase(parent, rule.folder)
+        ):
+            return rule
+    return None
 
 
 def framing_of(locator: str) -> str:
@@ -74,6 +86,9 @@ def framing_of(locator: str) -> str:
         return "folder"
     if rowsource.parse(locator) is not None:
         return "rows"
+    rule = declared_rule(os.path.dirname(locator), os.path.basename(locator))
+    if rule is not None:
+        return rule.framing
     return "document" if locator.endswith(".json") else "lines"
 
 
@@ -82,7 +97,7 @@ def named_like_trace(folder: str, name: str) -> bool:
     runtime's database: one candidate per session, `_expanded`)."""
     if name.endswith(TRACE_SUFFIXES) or rowsource.layout_of(name) is not None:
         return True
-    return _DOCUMENT.fullmatch(name) is not None and os.path.basename(folder) == DOCUMENT_FOLDER
+    return declared_rule(folder, name) is not None
 
 
 def default_roots() -> dict[str, list[Path]]:

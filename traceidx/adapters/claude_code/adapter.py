@@ -33,8 +33,6 @@ class ClaudeCodeAdapter(ClaudeCodeTools):
     """Projects one Claude Code transcript (the format: ``docs/runtimes/claude_code.md``)."""
 
     runtime = "claude_code"
-
-    version = 2
     record_type = RECORD
 
     @classmethod

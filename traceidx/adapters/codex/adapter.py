@@ -24,8 +24,6 @@ class CodexAdapter(CodexTools):
 
     runtime = "codex"
 
-    version = 2
-
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
         return is_rollout(head)

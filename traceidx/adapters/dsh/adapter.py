@@ -49,8 +49,6 @@ class DshAdapter(DshTools):
 
     runtime = "dsh"
 
-    version = 2
-
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
         return is_session_log(head)

@@ -32,8 +32,6 @@ class PiAdapter(PiTools):
 
     runtime = "pi"
 
-    version = 2
-
     @classmethod
     def claims(cls, head: list[Any]) -> bool:
         first = next((o for o in head if isinstance(o, dict)), None)
