@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 import traceidx
-from tests.support.facts import dict_rows
-from tests.support.files import fixture_path
+from tests.support.facts import decoded_records, dict_rows
+from tests.support.files import CORPUS, WITH_CORPUS, fixture_path
+from traceidx.adapters import detect
 from traceidx.analysis.evidence import inspect_record
 from traceidx.analysis.query import connect
 from traceidx.pipeline.job import build
@@ -26,6 +27,10 @@ GENERATED = fixture_path("generated", "vibe")
 LEGACY = fixture_path("handwritten", "vibe")
 MULTI_TURN = "c6158f5c-8607-ea43-0903-b46b2bbeab70"
 CHILD = "child-018aa6f87ac8d70c26f2eb57"
+#: sessions of the shared corpus only: reasoning, a failed turn (HTTP 503), a saved tool result
+REASONING = "9e4565e8-4281-4911-db76-22ca85b88744"
+FAILED = "2237be26-b2a5-ed21-2a72-74283ab6f16f"
+LONG_OUTPUT = "0d7c7532-24df-6645-02f4-1151067a2102"
 
 
 def _built(paths: list[Path], dataset: Path) -> Any:
@@ -44,6 +49,20 @@ def test_a_session_folder_is_one_source_and_its_journal_no_other() -> None:
     locators = [c.locator for c in found.candidates]
     assert len(locators) == 4 and all(loc.endswith("/") for loc in locators)
     assert not any("journal" in loc for loc in locators)
+
+
+def test_a_member_of_a_session_folder_alone_is_no_trace(tmp_path: Path) -> None:
+    """A journal segment or a 1.x/2.x ``messages.jsonl`` read alone is claimed by no adapter
+    (their records say nothing without the folder); named explicitly, it indexes nothing."""
+    members = sorted(GENERATED.rglob("journal/*.jsonl")) + sorted(LEGACY.rglob("messages.jsonl"))
+    members = [p for p in members if p.stat().st_size]
+    assert len(members) >= 4
+    for path in members:
+        head = [v for _, values in decoded_records(path)[:32] for v in values]
+        assert head and detect(head) is None, path
+    report = build(members, tmp_path / "ds", jobs=1)
+    assert {r.runtime for r in report.results} == {None}
+    assert all(r.state != "indexed" for r in report.results)
 
 
 def test_usage_per_call_only_for_turns_the_journal_holds_whole(con: Any) -> None:
@@ -143,3 +162,63 @@ def test_a_changed_folder_is_read_again(tmp_path: Path) -> None:
     third = build([copy], dataset, jobs=1)
     assert third.exit_code == 0
     assert (third.actions["rewritten"], third.actions["unchanged"]) == (1, 3)
+
+
+def test_a_subagent_report_is_stated_by_the_runtime_state_at_its_completion(con: Any) -> None:
+    """The child's answer comes from the parent's runtime-state, at the time it states the
+    child's outcome completed (a time the runtime-state record carries, not the spawn's)."""
+    rows = dict_rows(
+        con,
+        "SELECT i.occurred_at AS at, r.occurred_at AS record_at, r.json_path, i.record_ids "
+        "FROM items i JOIN records r ON r.record_id = i.record_ids[1] "
+        "WHERE i.semantic.role = 'subagent.report'",
+    )
+    assert len(rows) == 1 and len(rows[0]["record_ids"]) == 1
+    assert rows[0]["json_path"].endswith("/runtime-state.json")
+    assert rows[0]["at"] == rows[0]["record_at"]
+    assert int(rows[0]["at"].timestamp() * 1000) == 1796655025895  # completed_at_unix_ms
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    if not WITH_CORPUS:
+        pytest.skip("the shared corpus is not at hand")
+    root = CORPUS / "generated" / "vibe" / "s1" / "logs" / "session" / "unified"
+    folders = [root / REASONING, root / FAILED, root / LONG_OUTPUT]
+    return _built(folders, tmp_path_factory.mktemp("vibe-corpus") / "ds")
+
+
+def _items(con: Any, native: str, role: str) -> list[dict[str, Any]]:
+    return dict_rows(
+        con,
+        "SELECT any_value(i.semantic) AS semantic, any_value(i.occurred_at) AS at, "
+        "any_value(i.record_ids) AS record_ids, "
+        "list(r.json_path ORDER BY list_position(i.record_ids, r.record_id)) AS paths "
+        "FROM items i JOIN sessions s USING (session_id) "
+        "JOIN records r ON list_contains(i.record_ids, r.record_id) "
+        f"WHERE s.native_id = '{native}' AND i.semantic.role = '{role}' "
+        "GROUP BY i.item_id ORDER BY any_value(i.loop_id), any_value(i.loop_position)",
+    )
+
+
+def test_reasoning_entries_are_reasoning_items(corpus: Any) -> None:
+    items = _items(corpus, REASONING, "agent.reasoning")
+    texts = [i["semantic"]["reasoning"]["text"]["value"] for i in items]
+    assert texts[0] == "**Deciding next step**" and len(texts) == 3
+    assert {i["semantic"]["reasoning"]["representation"] for i in items} == {"full"}
+
+
+def test_a_failed_turn_notice_is_stated_by_the_projection_snapshot(corpus: Any) -> None:
+    (notice,) = _items(corpus, FAILED, "runtime.notice")
+    assert "503 Service Unavailable" in notice["semantic"]["text"]["text"]["value"]
+    assert notice["paths"][0].endswith("/projection-state.json")
+    assert int(notice["at"].timestamp() * 1000) == 1796654439141  # the snapshot's updatedAt
+
+
+def test_a_saved_tool_result_supports_the_output_beside_its_effect(corpus: Any) -> None:
+    outputs = [o for o in _items(corpus, LONG_OUTPUT, "tool.output") if len(o["record_ids"]) > 1]
+    assert len(outputs) == 1
+    (saved,) = outputs
+    assert sorted(p.split("/")[0] for p in saved["paths"]) == ["chunks", "tool-results"]
+    assert saved["semantic"]["tool_output"]["exit_code"] == 0
+    assert saved["at"] is not None

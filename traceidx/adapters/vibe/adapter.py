@@ -63,12 +63,18 @@ class VibeAdapter(VibeTools):
             return RecordFacts(None, "message/" + str(dict_or_empty(value).get("role")))
         index = obj.get("index")
         kind = self.member(name, index if isinstance(index, int) else None, value)
-        return RecordFacts(self.time_of(value), kind)
+        return RecordFacts(self.time_of(kind, value), kind)
 
-    def time_of(self, value: Any) -> int | None:
-        """The runtime's time on a record: a history entry's ``createdAt``, a journal input's
-        ``determinism.time_unix_ms`` (epoch milliseconds)."""
+    def time_of(self, kind: str, value: Any) -> int | None:
+        """The runtime's time on a record (epoch milliseconds): a history entry's
+        ``createdAt``, a journal input's ``determinism.time_unix_ms``, a projection snapshot's
+        session ``updatedAt``, a runtime state's latest subagent outcome's completion; the
+        other members state none."""
         value = dict_or_empty(value)
+        if kind == "generation/projection-state":
+            return self.snapshot_time(value)
+        if kind == "generation/runtime-state":
+            return self.outcomes_time(value)
         created = int_or_none(value.get("createdAt"))
         if created is not None:
             return created

@@ -160,6 +160,24 @@ class VibeState(Adapter):
         determinism = dict_or_empty(dict_or_empty(payload.get("input")).get("determinism"))
         return int_or_none(determinism.get("time_unix_ms"))
 
+    @staticmethod
+    def snapshot_time(value: dict[str, Any]) -> int | None:
+        """A projection snapshot's time: when its session was last updated."""
+        session = dict_or_empty(dict_or_empty(value.get("snapshot")).get("session"))
+        return int_or_none(session.get("updatedAt"))
+
+    @staticmethod
+    def outcomes_time(value: dict[str, Any]) -> int | None:
+        """A runtime state's time: the latest completion of a subagent's last outcome."""
+        children = dict_or_empty(dict_or_empty(value.get("subagents")).get("children"))
+        times: list[int] = []
+        for child in children.values():
+            state = dict_or_empty(dict_or_empty(child).get("state"))
+            done = int_or_none(dict_or_empty(state.get("last_outcome")).get("completed_at_unix_ms"))
+            if done is not None:
+                times.append(done)
+        return max(times, default=None)
+
     # -- the session -----------------------------------------------------------------------
 
     def model(self) -> str | None:

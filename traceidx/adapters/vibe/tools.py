@@ -7,7 +7,8 @@ its final answer); an ``effect`` entry is a tool call with its outcome: ``state.
 is in ``tool-results/<tool>-<call id>.json``, which the excerpt names). A ``subagent``
 effect (``agents.spawn``) delegates its ``task`` to the child session it names; the child's
 answer is in the parent's runtime-state (``subagents.children.<name>.state.last_outcome``).
-A ``checkpoint`` entry of kind ``compaction`` is a compaction.
+A ``reasoning`` entry is the model's reasoning (its ``text``, else its ``summary`` parts). A
+``checkpoint`` entry of kind ``compaction`` is a compaction.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from traceidx.adapters.values import dict_or_empty, int_or_none, nonempty_str
+from traceidx.adapters.values import dict_or_empty, int_or_none, nonempty_str, reasoning_value
 from traceidx.adapters.vibe.state import Entry, Turn, VibeState
 from traceidx.adapters.vibe.wire import (
     ASSISTANT_PREFIX,
@@ -64,6 +65,8 @@ class VibeTools(VibeState):
                 self.message(loop, value, final=entry is last and not stopped)
             elif kind == "effect":
                 self.effect(loop, value)
+            elif kind == "reasoning":
+                self.reasoning(loop, value)
             elif kind == "checkpoint" and value.get("kind") == "compaction":
                 text = nonempty_str(value.get("summary"))
                 self.emit("runtime.compaction_summary", "structural", {"summary": text}, loop)
@@ -83,7 +86,9 @@ class VibeTools(VibeState):
         error = dict_or_empty(latest.get("error"))
         text = nonempty_str(error.get("message")) or nonempty_str(latest.get("reason"))
         if text is not None and status != "completed":
-            self.position = loop.end
+            # stated by the projection snapshot's latest turn, at the snapshot's time
+            where, snapshot = self.projection or (loop.end, {})
+            self.position, self.time = where, self.snapshot_time(snapshot)
             self.emit("runtime.notice", "structural", {"text": text, "has_images": False}, loop)
 
     def message(self, loop: DraftLoop, value: dict[str, Any], *, final: bool) -> None:
@@ -106,6 +111,15 @@ class VibeTools(VibeState):
         else:
             self.count_unknown(f"message/{role}")
 
+    def reasoning(self, loop: DraftLoop, value: dict[str, Any]) -> None:
+        """A ``reasoning`` entry: the model's reasoning text, else its summary parts."""
+        text = nonempty_str(value.get("text"))
+        if text is not None:
+            self.emit("agent.reasoning", "structural", reasoning_value(text), loop)
+            return
+        summary = text_of(value.get("summary"))
+        self.emit("agent.reasoning", "structural", reasoning_value(summary, "summary"), loop)
+
     def effect(self, loop: DraftLoop, value: dict[str, Any]) -> None:
         detail = dict_or_empty(value.get("detail"))
         name = nonempty_str(detail.get("toolName")) or nonempty_str(value.get("title"))
@@ -127,10 +141,10 @@ class VibeTools(VibeState):
         text = text_of(output.get("content")) or nonempty_str(state.get("outputText"))
         structured = dict_or_empty(output.get("structured_content"))
         saved = SAVED_RESULT.search(text or "")
+        where: int | None = None  # the saved result's record, beside the effect's
         if saved is not None and saved.group(1) in self.tool_results:
             where, whole = self.tool_results[saved.group(1)]
             structured = dict_or_empty(whole.get("structured_content")) or whole
-            self.position = where
         result: dict[str, Any] = {"failed": status == "failed" or output.get("type") == "failure"}
         code = int_or_none(structured.get("returncode")) if name in SHELL_TOOLS else None
         if code is not None:
@@ -142,12 +156,15 @@ class VibeTools(VibeState):
         elif text is None and structured:
             text = json.dumps(structured, ensure_ascii=False)
         result["text"] = text or None
-        self.emit("tool.output", "structural", result, loop, output_of=call_id)
+        output_item = self.emit("tool.output", "structural", result, loop, output_of=call_id)
+        if where is not None:
+            output_item.records.append(where)
         if detail.get("kind") == SUBAGENT and child is not None:
             self.report(loop, child)
 
     def report(self, loop: DraftLoop, child: str) -> None:
-        """The child's answer as the parent's runtime-state keeps it."""
+        """The child's answer as the parent's runtime-state keeps it, at the time it states the
+        child's outcome was completed."""
         if self.runtime_state is None:
             return
         position, runtime = self.runtime_state
@@ -158,6 +175,6 @@ class VibeTools(VibeState):
                 continue
             outcome = dict_or_empty(dict_or_empty(record.get("state")).get("last_outcome"))
             text = nonempty_str(outcome.get("final_answer")) or text_of(outcome.get("output"))
-            self.position = position
+            self.position, self.time = position, int_or_none(outcome.get("completed_at_unix_ms"))
             value = {"text": text, "has_images": False}
             self.emit("subagent.report", "structural", value, loop, session_ref=child)
