@@ -222,3 +222,24 @@ def test_a_saved_tool_result_supports_the_output_beside_its_effect(corpus: Any) 
     assert sorted(p.split("/")[0] for p in saved["paths"]) == ["chunks", "tool-results"]
     assert saved["semantic"]["tool_output"]["exit_code"] == 0
     assert saved["at"] is not None
+
+
+def test_every_report_counts_a_session_total_once(tmp_path: Path) -> None:
+    """models, projects, sessions and prices count what a session's total exceeds its calls by
+    as the usage report does: the same tokens in all, unpriced, and none left out."""
+    dataset = tmp_path / "ds"
+    _built([GENERATED, LEGACY], dataset).close()
+    usage = traceidx.report("usage", dataset, group_by=("runtime", "model"))
+    total = int(usage["total"].sum())
+    sessions = traceidx.report("sessions", dataset)
+    assert int(sessions["tokens"].sum()) == total
+    projects = traceidx.report("projects", dataset)
+    assert int(projects["tokens"].sum()) == total
+    beyond = int(sessions["session_tokens"].sum())
+    assert int(projects["session_tokens"].sum()) == beyond > 5622  # the legacy total and more
+    for name in ("models", "prices"):
+        assert int(traceidx.report(name, dataset)["session_tokens"].sum()) == beyond, name
+    prices = traceidx.report("prices", dataset)
+    assert int(prices["total"].sum()) + beyond == total  # the calls' tokens, and the rest
+    legacy = sessions.filter(sessions["native_id"].str.starts_with("4f2a9c1e-"))
+    assert legacy["tokens"].to_list() == [5210 + 412] == legacy["session_tokens"].to_list()

@@ -28,31 +28,12 @@ WITH rows AS (
     FROM report_loops AS l
     JOIN session_dimensions AS d USING (session_id)
     UNION ALL BY NAME
-    SELECT period_of(timezone(getvariable('tz'), s.created_at)) AS period, d.runtime,
-        s.session_usage_model AS model,
+    SELECT period_of(x.local_at) AS period, x.runtime, x.model,
         d.* EXCLUDE (session_id, created_at, runtime),
         0 AS loops, 0 AS loops_without_usage, 0 AS calls,
-        s.session_usage.input - coalesce(k.input, 0) AS input,
-        s.session_usage.cached - coalesce(k.cached, 0) AS cached,
-        s.session_usage.output - coalesce(k.output, 0) AS output,
-        s.session_usage.input - coalesce(k.input, 0)
-            + s.session_usage.output - coalesce(k.output, 0) AS total
-    FROM sessions AS s
+        x.input, x.cached, x.output, x.total
+    FROM report_session_excess AS x
     JOIN session_dimensions AS d USING (session_id)
-    LEFT JOIN (SELECT session_id, sum(input) AS input, sum(cached) AS cached,
-                      sum(output) AS output
-               FROM priced_calls GROUP BY session_id) AS k USING (session_id)
-    WHERE s.session_usage IS NOT NULL
-      AND (s.session_usage.input > coalesce(k.input, 0)
-           OR s.session_usage.output > coalesce(k.output, 0))
-      AND (getvariable('runtimes') IS NULL OR list_contains(getvariable('runtimes'), d.runtime))
-      AND (getvariable('models') IS NULL
-           OR list_contains(getvariable('models'), s.session_usage_model))
-      AND (getvariable('since') IS NULL
-           OR timezone(getvariable('tz'), s.created_at) >= getvariable('since')::TIMESTAMP)
-      AND (getvariable('until') IS NULL
-           OR timezone(getvariable('tz'), s.created_at)
-              < getvariable('until')::TIMESTAMP + INTERVAL 1 DAY)
 )
 SELECT
     coalesce(period, '') AS period,
