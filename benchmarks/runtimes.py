@@ -7,10 +7,12 @@ For every registered runtime whose folder of the shared corpus's generated set i
 size, each copy in a folder of its own with every id rewritten (`copy_ids`), so sessions stay
 unique while every line keeps its real shape and size; a runtime whose traces are a database
 (OpenCode) is built from its one database as it is (its ids cannot be rewritten byte for
-byte). Each corpus is then built cold by a child process (`run.run_build`), `--repeat` times,
-and the median's MB/s (bytes of the trace files per second of the build) is reported with
-the items per second, beside the 2-process decode rate of the same files measured in the same
-run (the ratio is what carries across machines).
+byte); a runtime that keeps sessions as folders (Mistral Vibe) has each session folder copied
+whole, every file's path and bytes rewritten the same way (no decode rate: its files are not
+all JSON lines). Each corpus is then built cold by a child process (`run.run_build`),
+`--repeat` times, and the median's MB/s (bytes of the trace files per second of the build)
+is reported with the items per second, beside the 2-process decode rate of the same files
+measured in the same run (the ratio is what carries across machines).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -35,6 +38,8 @@ from traceidx.runtimes import RUNTIMES
 FOLDERS = {"claude_code": "claude"}
 #: folders of the generated set that are not traces
 FOREIGN = {"_gen", "_aux"}
+#: a Mistral Vibe subagent session's id (its first four hex digits are the copy's)
+_CHILD = re.compile(rb"(child-)[0-9a-f]{4}(?=[0-9a-f]{20})")
 
 
 def _corpus_root() -> Path:
@@ -57,6 +62,42 @@ def scaled_runtime(source: Path, root: Path, megabytes: float) -> list[Path]:
             copy.parent.mkdir(parents=True, exist_ok=True)
             data = path.read_bytes()
             copy.write_bytes(_rewritten(data, k, zstd=path.name.endswith((".zst", ".zstd"))))
+            out.append(copy)
+            written += len(data)
+        k += 1
+    return out
+
+
+def folder_corpus(source: Path, root: Path, megabytes: float) -> list[Path]:
+    """Copies of the session folders under `source` (a runtime that keeps a session as a
+    folder: every file of it, its path and bytes with ids rewritten per copy) in `root`,
+    until their size reaches `megabytes`."""
+    from traceidx.sources.folder import layout_of
+
+    folders = [
+        p
+        for p in sorted(source.rglob("*"))
+        if p.is_dir()
+        and not FOREIGN & set(p.relative_to(source).parts)
+        and layout_of(f.name for f in p.iterdir() if f.is_file()) is not None
+    ]
+    members = [f for folder in folders for f in sorted(folder.rglob("*")) if f.is_file()]
+
+    def unique(data: bytes, k: int) -> bytes:  # a Vibe subagent's id too: child-<24 hex>
+        tag = b"%04x" % k
+        return _CHILD.sub(lambda m: m.group(1) + tag, copy_ids(data, k))
+
+    if not members:
+        return []
+    target, written, k = megabytes * 1e6, 0, 0
+    out: list[Path] = []
+    while written < target:
+        for path in members:
+            relative = Path(unique(str(path.relative_to(source)).encode(), k).decode())
+            copy = root / f"copy-{k:04d}" / relative
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            data = path.read_bytes()
+            copy.write_bytes(unique(data, k))
             out.append(copy)
             written += len(data)
         k += 1
@@ -98,7 +139,8 @@ def measure(
         shutil.rmtree(dataset, ignore_errors=True)
     median = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
     items = median["totals"].get("items", 0)
-    decode = parallel_baseline(files, jobs) if not files[0].name.endswith(".db") else None
+    lines = not files[0].name.endswith(".db") and RUNTIMES[runtime].folders == ()
+    decode = parallel_baseline(files, jobs) if lines else None  # of JSON lines files only
     result = {
         "runtime": runtime,
         "files": len(files),
@@ -136,6 +178,8 @@ def main() -> int:
             corpus = Path(work) / runtime / "traces"
             if RUNTIMES[runtime].database is not None:
                 files = database_corpus(source, corpus)
+            elif RUNTIMES[runtime].folders:
+                files = folder_corpus(source, corpus, args.megabytes)
             else:
                 files = scaled_runtime(source, corpus, args.megabytes)
             if not files:

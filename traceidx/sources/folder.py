@@ -34,11 +34,11 @@ source).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import msgspec
@@ -89,12 +89,24 @@ def members(locator: str) -> list[str]:
     if layout is None:
         raise FileNotFoundError(2, "no longer a session folder", root)
     found: dict[str, None] = {}
-    files = sorted(str(path.relative_to(root)) for path in Path(root).rglob("*") if path.is_file())
+    files: list[str] = []
+    for directory, _, names in os.walk(root):
+        inside = os.path.relpath(directory, root)
+        prefix = "" if inside == "." else inside + os.sep
+        files += [prefix + name for name in names if os.path.isfile(os.path.join(directory, name))]
+    files.sort()
     for pattern in layout.members:
+        matches = _pattern(pattern)
         for name in files:
-            if fnmatch.fnmatchcase(name, pattern):
+            if matches(name):
                 found.setdefault(name)
     return list(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern(pattern: str) -> Callable[[str], re.Match[str] | None]:
+    """A member pattern compiled once (`fnmatch` rules, case-sensitive)."""
+    return re.compile(fnmatch.translate(pattern)).match
 
 
 def stamp(locator: str) -> tuple[int, int]:
