@@ -36,6 +36,7 @@ from tests.support.expect import (
     USAGE,
     deviation,
     is_human_turn,
+    loop_calls,
     manifest_sessions,
     turn_of,
     usage_total,
@@ -296,7 +297,7 @@ def test_loop_model(
 ) -> None:
     """A Loop that billed calls names a model it called."""
     for want, loop in published(folder, tmp_path_factory).loop_pairs(truth):
-        if want.get("calls"):
+        if loop_calls(want):
             model = (loop["model"] or {}).get("id")
             called = {c["model"] for c in want["calls"]}
             assert model in called, f"{truth['key']} loop {want['index']}: {model}"
@@ -311,7 +312,7 @@ def test_usage_per_loop_and_per_call(
         where = f"{truth['key']} loop {want['index']}"
         assert _usage(loop["usage"]) == want["usage"], where
         calls = _calls(built.calls.get(loop["loop_id"], []))
-        assert calls == _calls(want.get("calls", [])), where
+        assert calls == _calls(loop_calls(want)), where
     session_id = built.session(truth)["session_id"]
     outside = _calls(built.outside.get(session_id, []))
     assert outside == _calls(truth.get("calls", [])), truth["key"]
@@ -340,7 +341,7 @@ def test_expected_loop_usage_is_its_calls_usage(folder: str, truth: dict[str, An
     the sum of its calls', a member present only where every call reports it, none without
     calls."""
     for want in truth["loops"]:
-        calls = [c["usage"] for c in want.get("calls", [])]
+        calls = [c["usage"] for c in loop_calls(want)]
         summed = {
             m: None if any(u.get(m) is None for u in calls) else sum(u[m] for u in calls)
             for m in USAGE

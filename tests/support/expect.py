@@ -96,10 +96,20 @@ def is_human_turn(session: dict[str, Any], turn: dict[str, Any]) -> bool:
     return kind in HUMAN_TURNS and turn.get("prompt") in session["human_prompts"]
 
 
+def loop_calls(loop: dict[str, Any]) -> list[dict[str, Any]]:
+    """The billed model calls an expect.json Loop states: its ``calls``; a Loop without them
+    must state that the trace lost them (``pruned``: Mistral Vibe keeps a resumed session's
+    per-call usage for its last run only), and has none."""
+    if "calls" in loop:
+        return list(loop["calls"])
+    assert loop.get("pruned"), f"loop {loop.get('index')}: no calls and not pruned"
+    return []
+
+
 def calls(session: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Every billed model call of an expect.json session: in its Loops, then outside them."""
     for loop in session["loops"]:
-        yield from loop.get("calls", [])  # none where the trace kept no per-call usage
+        yield from loop_calls(loop)  # none where the trace kept no per-call usage
     yield from session.get("calls", [])
 
 
