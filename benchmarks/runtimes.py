@@ -9,10 +9,12 @@ JSON-lines files (traces, documents, session folders' members) are copied until 
 size, each copy in a folder of its own with every id rewritten (`copy_ids`), so sessions stay
 unique while every line keeps its real shape and size; a folder whose traces are a database
 (OpenCode, Kilo, OpenClaw's SQLite release) is built from its databases as they are (their
-ids cannot be rewritten byte for byte). Each corpus is then built cold by a child process
-(`run.run_build`), `--repeat` times, and the median's MB/s (bytes of the trace files per
-second of the build) is reported with the items per second, beside the 2-process decode rate
-of the same files measured in the same run (the ratio is what carries across machines).
+ids cannot be rewritten byte for byte); a runtime that keeps sessions as folders (Mistral
+Vibe) has each session folder copied whole, every file's path and bytes rewritten the same way
+(no decode rate: its files are not all JSON lines). Each corpus is then built cold by a child
+process (`run.run_build`), `--repeat` times, and the median's MB/s (bytes of the trace files
+per second of the build) is reported with the items per second, beside the 2-process decode
+rate of the same files measured in the same run (the ratio is what carries across machines).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import fnmatch
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -39,6 +42,8 @@ from traceidx.runtimes import RUNTIMES
 FOREIGN = {"_gen", "_aux"}
 #: the files a runtime's traces are made of (JSON lines, plain or zstd, and JSON documents)
 JSON_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd", ".json")
+#: a Mistral Vibe subagent session's id (its first four hex digits are the copy's)
+_CHILD = re.compile(rb"(child-)[0-9a-f]{4}(?=[0-9a-f]{20})")
 
 
 def corpus_root() -> Path:
@@ -74,6 +79,42 @@ def scaled_runtime(source: Path, root: Path, megabytes: float) -> list[Path]:
     return out
 
 
+def folder_corpus(source: Path, root: Path, megabytes: float) -> list[Path]:
+    """Copies of the session folders under `source` (a runtime that keeps a session as a
+    folder: every file of it, its path and bytes with ids rewritten per copy) in `root`,
+    until their size reaches `megabytes`."""
+    from traceidx.sources.folder import layout_of
+
+    folders = [
+        p
+        for p in sorted(source.rglob("*"))
+        if p.is_dir()
+        and not FOREIGN & set(p.relative_to(source).parts)
+        and layout_of(f.name for f in p.iterdir() if f.is_file()) is not None
+    ]
+    members = [f for folder in folders for f in sorted(folder.rglob("*")) if f.is_file()]
+
+    def unique(data: bytes, k: int) -> bytes:  # a Vibe subagent's id too: child-<24 hex>
+        tag = b"%04x" % k
+        return _CHILD.sub(lambda m: m.group(1) + tag, copy_ids(data, k))
+
+    if not members:
+        return []
+    target, written, k = megabytes * 1e6, 0, 0
+    out: list[Path] = []
+    while written < target:
+        for path in members:
+            relative = Path(unique(str(path.relative_to(source)).encode(), k).decode())
+            copy = root / f"copy-{k:04d}" / relative
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            data = path.read_bytes()
+            copy.write_bytes(unique(data, k))
+            out.append(copy)
+            written += len(data)
+        k += 1
+    return out
+
+
 def _rewritten(data: bytes, k: int, zstd: bool) -> bytes:
     """A trace's bytes with its ids made unique to copy `k` (a zstd file decoded, rewritten
     and encoded again, frame by frame as one stream)."""
@@ -100,7 +141,7 @@ def database_corpus(source: Path, root: Path, names: tuple[str, ...]) -> list[Pa
 
 
 def measure(
-    runtime: str, corpus: Path, files: list[Path], jobs: int, repeat: int
+    runtime: str, corpus: Path, files: list[Path], jobs: int, repeat: int, folders: bool = False
 ) -> dict[str, Any]:
     megabytes = size_of(files) / 1e6
     runs = []
@@ -113,6 +154,8 @@ def measure(
     items = median["totals"].get("items", 0)
     text = [p for p in files if p.name.endswith(JSON_SUFFIXES)]
     decode = parallel_baseline(text, jobs) if len(text) == len(files) else None
+    lines = not files[0].name.endswith(".db") and RUNTIMES[runtime].folders == ()
+    decode = parallel_baseline(files, jobs) if lines else None  # of JSON lines files only
     result = {
         "runtime": runtime,
         "files": len(files),
@@ -159,12 +202,15 @@ def main() -> int:
             label = runtime if len(RUNTIMES[runtime].fixtures) == 1 else f"{runtime} ({folder})"
             corpus = Path(work) / folder / "traces"
             database = RUNTIMES[runtime].database
+            folders = bool(RUNTIMES[runtime].folders)
             files = database_corpus(source, corpus, database.names) if database else []
+            if not files and folders:
+                files = folder_corpus(source, corpus, args.megabytes)
             if not files:
                 files = scaled_runtime(source, corpus, args.megabytes)
             if not files:
                 continue
-            results.append(measure(label, corpus, files, args.jobs, args.repeat))
+            results.append(measure(label, corpus, files, args.jobs, args.repeat, folders))
             print(json.dumps(results[-1]), file=sys.stderr)
             shutil.rmtree(corpus.parent, ignore_errors=True)
     header = (

@@ -224,3 +224,30 @@ def test_otel_benchmark_smoke(tmp_path: Path) -> None:
     assert report["medians"]["cold_seconds"] > 0 and report["medians"]["export_seconds"] > 0
     assert report["export_over_cold"]["median"] > 0 and report["file_mb"] > 0
     assert "export / cold build" in done.stdout
+
+
+def test_a_runtime_of_session_folders_is_scaled_folder_by_folder(tmp_path: Path) -> None:
+    """Mistral Vibe's session folders are copied whole, every path and byte rewritten per copy
+    (a subagent's ``child-<hex>`` id too): each copy's folders are new sessions, the subagent's
+    link kept inside its copy."""
+    from benchmarks.runtimes import folder_corpus
+    from tests.support.files import fixture_path
+    from traceidx.analysis.query import connect
+    from traceidx.pipeline.job import build
+
+    source = fixture_path("generated", "vibe")
+    files = folder_corpus(source, tmp_path / "traces", 0.6)
+    copies = {p.relative_to(tmp_path / "traces").parts[0] for p in files}
+    assert len(copies) >= 2
+    report = build([tmp_path / "traces"], tmp_path / "ds", jobs=1)
+    assert report.exit_code == 0
+    con = connect(tmp_path / "ds")
+    try:
+        [(sources, duplicates, sessions, linked)] = con.execute(
+            "SELECT count(*), count(duplicate_of), (SELECT count(*) FROM sessions), "
+            "(SELECT count(delegated_from) FROM sessions) FROM sources"
+        ).fetchall()
+    finally:
+        con.close()
+    assert duplicates == 0 and sessions == sources == 4 * len(copies)
+    assert linked == len(copies)  # each copy's subagent links to its own copy's parent

@@ -153,6 +153,12 @@ def database_sessions(root: Path) -> list[Path]:
     return sessions(root)
 
 
+def session_folders(root: Path) -> list[Path]:
+    from tests.support.facts import session_folders as folders
+
+    return folders(root)
+
+
 def _claimants(path: Path) -> list[str]:
     """The runtimes whose adapters claim a file (by its leading decoded records)."""
     from tests.support.facts import decoded_records
@@ -170,7 +176,10 @@ def test_each_generated_trace_is_claimed_by_its_own_runtime_only(where: str, fol
     """Every trace of a runtime's folder of the generated set (the committed copies always, the
     shared corpus's whole set when it is present) is claimed by its runtime's adapter and no
     other; the files beside them named like traces that are not (the generators' ``_gen/`` logs,
-    Qwen Code's ``usage_record.jsonl``) by none."""
+    Qwen Code's ``usage_record.jsonl``) by none. A session folder (Mistral Vibe's) is one trace,
+    claimed by its records; the files in it are not traces, and none claims one alone."""
+    from tests.support.facts import in_session_folder
+
     root = (FIXTURES if where == "fixtures" else CORPUS) / "generated" / folder
     if not root.is_dir():
         pytest.skip(f"corpus not available: {root}")
@@ -178,11 +187,21 @@ def test_each_generated_trace_is_claimed_by_its_own_runtime_only(where: str, fol
 
     files = sorted(trace_files(root, logs=True))
     foreign = {"_gen", "_aux"}  # the generators' logs
-    traces = [p for p in files if not foreign & set(p.parts) and p.name not in NOT_TRACES]
+    folders = [p for p in session_folders(root) if not foreign & set(p.parts)]
+    traces = [
+        p
+        for p in files
+        if not foreign & set(p.parts)
+        and p.name not in NOT_TRACES
+        and not in_session_folder(p, folders)
+    ]
     traces += database_sessions(root)  # a database's sessions (OpenCode's)
+    traces += folders  # a runtime's session folders (Mistral Vibe's)
     assert traces
     for path in traces:
         assert _claimants(path) == [GENERATED_RUNTIMES[folder]], path.relative_to(root)
+    members = [p for p in files if in_session_folder(p, folders)]
+    assert bool(members) == bool(folders)  # a session folder's journal is named like a trace
     for path in (p for p in files if p not in traces):
         assert _claimants(path) == [], path.relative_to(root)
 

@@ -85,6 +85,38 @@ WHERE (getvariable('runtimes') IS NULL OR list_contains(getvariable('runtimes'),
   AND (getvariable('until') IS NULL
        OR l.local_start < getvariable('until')::TIMESTAMP + INTERVAL 1 DAY);
 
+-- What a session's own usage total (sessions.session_usage: a runtime that keeps one, Mistral
+-- Vibe) exceeds the usage of all its billed calls by, member by member, for the sessions in
+-- scope: placed by the session's creation in tz, filtered by its runtime and its total's model.
+-- Neither a call nor a loop, and unpriced: a report adds it so that a session's tokens are
+-- counted once, never left out and never spread over its calls or loops.
+CREATE OR REPLACE TEMP VIEW report_session_excess AS
+WITH calls AS (
+    SELECT session_id, sum(input) AS input, sum(cached) AS cached, sum(output) AS output
+    FROM priced_calls GROUP BY session_id
+)
+SELECT s.session_id, d.runtime, s.session_usage_model AS model,
+    timezone(getvariable('tz'), s.created_at) AS local_at,
+    s.session_usage.input - coalesce(k.input, 0) AS input,
+    s.session_usage.cached - coalesce(k.cached, 0) AS cached,
+    s.session_usage.output - coalesce(k.output, 0) AS output,
+    s.session_usage.input - coalesce(k.input, 0)
+        + s.session_usage.output - coalesce(k.output, 0) AS total
+FROM sessions AS s
+JOIN session_dimensions AS d USING (session_id)
+LEFT JOIN calls AS k USING (session_id)
+WHERE s.session_usage IS NOT NULL
+  AND (s.session_usage.input > coalesce(k.input, 0)
+       OR s.session_usage.output > coalesce(k.output, 0))
+  AND (getvariable('runtimes') IS NULL OR list_contains(getvariable('runtimes'), d.runtime))
+  AND (getvariable('models') IS NULL
+       OR list_contains(getvariable('models'), s.session_usage_model))
+  AND (getvariable('since') IS NULL
+       OR timezone(getvariable('tz'), s.created_at) >= getvariable('since')::TIMESTAMP)
+  AND (getvariable('until') IS NULL
+       OR timezone(getvariable('tz'), s.created_at)
+          < getvariable('until')::TIMESTAMP + INTERVAL 1 DAY);
+
 -- Tool calls of the loops in scope; a call outside any loop is in scope when its session's
 -- runtime is, no model is asked for, and its own time falls in the range.
 CREATE OR REPLACE TEMP VIEW report_calls AS

@@ -5,7 +5,10 @@
 -- wall time where the loop's start and end times are known (loops_with_wall_time says for how
 -- many), the median tool call duration (the best known: reported, else between the call's and
 -- its output's records; calls_with_duration says over how many calls), and cost where priced.
--- detail (hidden first in a narrow table): loops_with_usage, output_input_ratio, completed, interrupted, failed, no_outcome, runtimes_with_outcome, median_wall_s, loops_with_wall_time, tool_duration_ms_median, calls_with_duration, cost_per_loop_usd
+-- session_tokens: what the model's sessions' own usage totals exceed their calls by (a runtime
+-- that keeps one: Mistral Vibe; the usage report counts them the same way), in no loop's
+-- figures and unpriced; a model only such a total names has a row of its own with no loops.
+-- detail (hidden first in a narrow table): loops_with_usage, output_input_ratio, completed, interrupted, failed, no_outcome, runtimes_with_outcome, median_wall_s, loops_with_wall_time, tool_duration_ms_median, calls_with_duration, cost_per_loop_usd, session_tokens
 WITH calls AS (
     SELECT loop_id, count(*) AS calls,
            count(*) FILTER (WHERE failed) AS failures, count(failed) AS with_status
@@ -19,7 +22,8 @@ durations AS (
     FROM report_calls AS c
     JOIN report_loops AS l USING (loop_id)
     GROUP BY l.model
-)
+),
+per_loop AS (
 SELECT
     l.model,
     string_agg(DISTINCT l.runtime, ',' ORDER BY l.runtime) AS runtimes,
@@ -49,4 +53,14 @@ FROM report_loops AS l
 LEFT JOIN calls AS c USING (loop_id)
 LEFT JOIN durations AS d ON d.model IS NOT DISTINCT FROM l.model
 GROUP BY l.model
-ORDER BY loops DESC, l.model NULLS LAST
+),
+excess AS (
+    SELECT model, string_agg(DISTINCT runtime, ',' ORDER BY runtime) AS runtimes,
+           sum(total)::BIGINT AS session_tokens
+    FROM report_session_excess GROUP BY model
+)
+SELECT coalesce(p.model, x.model) AS model, coalesce(p.runtimes, x.runtimes) AS runtimes,
+    coalesce(p.loops, 0) AS loops, p.* EXCLUDE (model, runtimes, loops), x.session_tokens
+FROM per_loop AS p
+FULL JOIN excess AS x ON x.model IS NOT DISTINCT FROM p.model
+ORDER BY loops DESC, model NULLS LAST

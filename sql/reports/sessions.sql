@@ -1,8 +1,10 @@
 -- sessions: one row per session with loops in scope: runtime, native id, working directory,
 -- start (local time), loops, tokens, tool calls and failures, and its subagent sessions (all
 -- descendants through delegation) with their tokens, tool calls and failures attributed to it
--- (the sums of their rows in `report subagents`).
--- detail (hidden first in a narrow table): working_directory, started, subagent_tool_calls, subagent_failures
+-- (the sums of their rows in `report subagents`). tokens includes session_tokens: what the
+-- session's own usage total exceeds its calls by (a runtime that keeps one: Mistral Vibe),
+-- counted once as the usage report counts it; a session in scope by that alone has 0 loops.
+-- detail (hidden first in a narrow table): working_directory, started, session_tokens, subagent_tool_calls, subagent_failures
 WITH RECURSIVE tree(root, sid, depth) AS (
     SELECT session_id, session_id, 0 FROM sessions
     UNION ALL
@@ -11,9 +13,20 @@ WITH RECURSIVE tree(root, sid, depth) AS (
     JOIN sessions AS s ON s.delegated_from.session_id = t.sid
     WHERE t.depth < 32
 ),
-own AS (
-    SELECT session_id, count(*) AS loops, sum(total)::BIGINT AS tokens, count(total) AS with_usage
+looped AS (
+    SELECT session_id, count(*) AS loops, sum(total)::BIGINT AS tokens
     FROM report_loops GROUP BY session_id
+),
+excess AS (
+    SELECT session_id, sum(total)::BIGINT AS session_tokens
+    FROM report_session_excess GROUP BY session_id
+),
+own AS (
+    SELECT session_id, coalesce(l.loops, 0) AS loops, x.session_tokens,
+           CASE WHEN l.tokens IS NOT NULL OR x.session_tokens IS NOT NULL
+                THEN coalesce(l.tokens, 0) + coalesce(x.session_tokens, 0) END AS tokens
+    FROM looped AS l
+    FULL JOIN excess AS x USING (session_id)
 ),
 calls AS (
     SELECT session_id, count(*) AS tool_calls, count(*) FILTER (WHERE failed) AS failures
@@ -37,6 +50,7 @@ SELECT
     strftime(timezone(getvariable('tz'), s.created_at), '%Y-%m-%d %H:%M:%S') AS started,
     o.loops,
     o.tokens,
+    o.session_tokens,
     coalesce(c.tool_calls, 0) AS tool_calls,
     coalesce(c.failures, 0) AS failures,
     coalesce(sub.subagent_sessions, 0) AS subagent_sessions,

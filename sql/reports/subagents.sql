@@ -6,7 +6,9 @@
 -- records nothing that delegates it). Then its
 -- models, loops, tokens, tool calls and their failures, failed loops, and wall time (first
 -- loop start to last loop end). Counts cover the child's loops in scope (its own tool calls,
--- not its descendants'); `report sessions` rolls these rows up per parent.
+-- not its descendants'); `report sessions` rolls these rows up per parent. tokens includes
+-- what the child's own usage total exceeds its calls by (a runtime that keeps one: Mistral
+-- Vibe), counted once as the usage report counts it.
 -- detail (hidden first in a narrow table): started, failed_loops
 WITH children AS (
     SELECT s.session_id, s.runtime, s.native_id, s.created_at,
@@ -41,6 +43,10 @@ own AS (
 calls AS (
     SELECT session_id, count(*) AS tool_calls, count(*) FILTER (WHERE failed) AS failures
     FROM report_calls GROUP BY session_id
+),
+excess AS (
+    SELECT session_id, sum(total)::BIGINT AS session_tokens
+    FROM report_session_excess GROUP BY session_id
 )
 SELECT
     p.native_id AS parent_session,
@@ -54,7 +60,8 @@ SELECT
     o.models AS model,
     strftime(timezone(getvariable('tz'), c.created_at), '%Y-%m-%d %H:%M:%S') AS started,
     coalesce(o.loops, 0) AS loops,
-    o.tokens,
+    CASE WHEN o.tokens IS NOT NULL OR x.session_tokens IS NOT NULL
+         THEN coalesce(o.tokens, 0) + coalesce(x.session_tokens, 0) END AS tokens,
     coalesce(k.tool_calls, 0) AS tool_calls,
     coalesce(k.failures, 0) AS failures,
     coalesce(o.failed_loops, 0) AS failed_loops,
@@ -66,4 +73,5 @@ LEFT JOIN delegating AS d ON d.session_id = c.session_id
 LEFT JOIN typed AS t ON t.session_id = c.session_id
 LEFT JOIN own AS o ON o.session_id = c.session_id
 LEFT JOIN calls AS k ON k.session_id = c.session_id
+LEFT JOIN excess AS x ON x.session_id = c.session_id
 ORDER BY c.created_at NULLS LAST, p.native_id, c.native_id

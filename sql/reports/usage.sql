@@ -7,7 +7,11 @@
 -- cost_usd sums the calls' costs, each priced on its own, exactly (as decimals of 15 places;
 -- rounded to 6 once summed), so any grouping of the rows adds up to the same cost
 -- (unpriced_calls counts the calls no price matched; a row of only those has an empty cost,
--- never 0).
+-- never 0). A session whose runtime keeps a session total beside fewer per-call rows (Mistral
+-- Vibe keeps per-call usage of a resumed session's last run only) adds what its total exceeds
+-- its calls by, member by member, in the period of the session's creation, as neither a call
+-- nor a loop, and unpriced (its cost is not in cost_usd): the session's tokens are counted
+-- once, never spread over its calls or loops.
 -- detail (hidden first in a narrow table): calls, cached, cache_write, reasoning, loops_without_usage, unpriced_calls
 WITH rows AS (
     SELECT period_of(c.local_at) AS period, d.runtime, c.model,
@@ -22,6 +26,13 @@ WITH rows AS (
         d.* EXCLUDE (session_id, created_at, runtime),
         1 AS loops, (l.total IS NULL)::INT AS loops_without_usage, 0 AS calls
     FROM report_loops AS l
+    JOIN session_dimensions AS d USING (session_id)
+    UNION ALL BY NAME
+    SELECT period_of(x.local_at) AS period, x.runtime, x.model,
+        d.* EXCLUDE (session_id, created_at, runtime),
+        0 AS loops, 0 AS loops_without_usage, 0 AS calls,
+        x.input, x.cached, x.output, x.total
+    FROM report_session_excess AS x
     JOIN session_dimensions AS d USING (session_id)
 )
 SELECT

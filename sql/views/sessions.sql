@@ -4,6 +4,8 @@
 -- forked_from / delegated_from are published only when the target session is in the dataset.
 -- project: the repository the session worked in (see the sessions table's column doc);
 -- branch: the git branch the trace states (Claude Code gitBranch, Codex git info).
+-- session_usage: the runtime's own total for the session (Mistral Vibe), which includes the
+-- calls model_calls holds of it (see the sessions table's column doc).
 -- _session_sources: the stored rows, one per (session, source), with the key that orders a
 -- session's sources first to last (reports read it too).
 CREATE OR REPLACE VIEW _session_sources AS
@@ -28,7 +30,11 @@ WITH merged AS (
             AS forked_from,
         arg_min(delegated_from, first_key) FILTER (WHERE delegated_from IS NOT NULL)
             AS delegated_from,
-        arg_min(task, first_key) FILTER (WHERE task IS NOT NULL) AS task
+        arg_min(task, first_key) FILTER (WHERE task IS NOT NULL) AS task,
+        arg_min(session_usage, first_key) FILTER (WHERE session_usage IS NOT NULL)
+            AS session_usage,
+        arg_min(session_usage_model, first_key) FILTER (WHERE session_usage IS NOT NULL)
+            AS session_usage_model
     FROM _session_sources
     GROUP BY session_id
 )
@@ -42,5 +48,5 @@ SELECT
     CASE WHEN m.delegated_from.session_id IN (SELECT session_id FROM _sessions)
               AND m.delegated_from.session_id <> m.session_id
          THEN m.delegated_from END AS delegated_from,
-    m.task
+    m.task, m.session_usage, m.session_usage_model
 FROM merged AS m;

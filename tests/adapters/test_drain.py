@@ -16,7 +16,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from tests.support.facts import database_sessions, decoded_records, item_snapshot, loop_snapshot
+from tests.support.facts import (
+    database_sessions,
+    decoded_records,
+    in_session_folder,
+    item_snapshot,
+    loop_snapshot,
+    session_folders,
+)
 from tests.support.files import CORPUS, DATA, FIXTURES, ROOT
 from traceidx.adapters import detect
 from traceidx.adapters.base import Adapter
@@ -31,8 +38,10 @@ def _files() -> list[tuple[str, Path]]:
     found: list[tuple[str, Path]] = []
     suffixes = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
     for root in roots:
+        folders = session_folders(root)  # a session folder is one trace (Mistral Vibe's)
         files = sorted(p for p in root.rglob("*") if p.name.endswith(suffixes))
-        for path in files + database_sessions(root):
+        files = [p for p in files if not in_session_folder(p, folders)]
+        for path in files + database_sessions(root) + folders:
             head = [v for _, values in decoded_records(path)[:32] for v in values]
             cls = detect(head)
             if cls is not None:

@@ -22,7 +22,15 @@ from typing import Any
 import pytest
 
 import traceidx
-from tests.support.expect import TRUTHS, USAGE, build_folder, usage_by_model
+from tests.support.expect import (
+    SESSION_USAGE,
+    TRUTHS,
+    USAGE,
+    add_usage,
+    build_folder,
+    calls,
+    usage_by_model,
+)
 from traceidx.analysis.query import connect
 from traceidx.analysis.reports import REPORTS, params, run_report
 
@@ -81,6 +89,32 @@ def test_every_report_runs_in_every_format(dataset: Path, name: str, fmt: str) -
         assert f"{name}: " in out.splitlines()[0] and "timezone UTC" in out
 
 
+def _session_excess(dataset: Path, member: str) -> int:
+    """What the sessions' own usage totals (sessions.session_usage) exceed their billed calls
+    by, in `member`, over the sessions whose total exceeds them in input or output (none holds
+    cache_write or reasoning): what the usage report adds beside the calls."""
+    if member in ("cache_write", "reasoning"):
+        return 0
+    return sum(_session_excesses(dataset, member).values())
+
+
+def _session_excesses(dataset: Path, member: str = "total") -> dict[str, int]:
+    """`_session_excess` per session (by native id), of the sessions that have one."""
+    members = ("input", "output") if member == "total" else (member,)
+    differences = " + ".join(f"(s.session_usage.{m} - coalesce(k.{m}, 0))" for m in members)
+    found = sql(
+        dataset,
+        f"""SELECT s.native_id, {differences} FROM sessions AS s
+            LEFT JOIN (SELECT session_id, sum(usage.input) AS input, sum(usage.cached) AS cached,
+                              sum(usage.output) AS output
+                       FROM model_calls WHERE usage IS NOT NULL GROUP BY session_id) AS k
+              USING (session_id)
+            WHERE s.session_usage.input > coalesce(k.input, 0)
+               OR s.session_usage.output > coalesce(k.output, 0)""",
+    )
+    return {native: int(value) for native, value in found}
+
+
 def test_usage_agrees_with_the_loop_view(dataset: Path) -> None:
     rows = report_cli(dataset, "usage", "--timezone", "UTC")
     assert list(rows[0])[:11] == [
@@ -99,7 +133,8 @@ def test_usage_agrees_with_the_loop_view(dataset: Path) -> None:
     for member in MEMBERS:  # every model call's, those outside any loop included
         column = "usage.input + usage.output" if member == "total" else f"usage.{member}"
         expected = sql(dataset, f"SELECT sum({column}) FROM model_calls")[0][0]
-        assert sum(r[member] or 0 for r in rows) == (expected or 0), member
+        beyond = _session_excess(dataset, member)  # a session total beyond its calls, once
+        assert sum(r[member] or 0 for r in rows) == (expected or 0) + beyond, member
     billed = sql(dataset, "SELECT count(*) FROM model_calls WHERE usage IS NOT NULL")
     assert sum(r["calls"] for r in rows) == billed[0][0]  # failed attempts billed nothing
     assert sum(r["loops"] for r in rows) == sql(dataset, "SELECT count(*) FROM loops")[0][0]
@@ -226,6 +261,35 @@ def test_periods_follow_the_timezone(traces_dataset: Path) -> None:
     assert all(len(r["period"]) in (0, 7) for r in months)
 
 
+def _add_session_totals(
+    expected: dict[Any, dict[str, int]], truth: dict[str, Any], dataset: Path
+) -> None:
+    """Add, where the runtime keeps a session total the dataset publishes (session_usage), what
+    the ground truth's total (``session_token_usage``) exceeds the session's billed calls by,
+    under the model the trace names for it (session_usage_model): the usage report counts a
+    session's tokens once, its calls and the rest of its total."""
+    models = dict(
+        sql(
+            dataset,
+            "SELECT native_id, session_usage_model FROM sessions WHERE session_usage IS NOT NULL",
+        )
+    )
+    for session in truth["sessions"]:
+        stated = session.get("session_token_usage")
+        if not stated or session["native_session_id"] not in models:
+            continue
+        billed = dict.fromkeys(USAGE, 0)
+        for call in calls(session):
+            add_usage(billed, call["usage"])
+        beyond = {m: stated[m] - billed[m] for m in SESSION_USAGE}
+        if beyond["input"] > 0 or beyond["output"] > 0:
+            totals = expected.setdefault(
+                models[session["native_session_id"]], dict.fromkeys(USAGE, 0)
+            )
+            for member, value in beyond.items():
+                totals[member] += value
+
+
 @pytest.mark.parametrize("folder", list(TRUTHS))
 def test_usage_totals_equal_the_runtimes_ground_truth(folder: str, tmp_path: Path) -> None:
     """The usage report of a runtime's generated folder, per model, is the usage of the billed
@@ -240,6 +304,7 @@ def test_usage_totals_equal_the_runtimes_ground_truth(folder: str, tmp_path: Pat
         for member in USAGE:
             totals[member] += row[member] or 0
     expected = usage_by_model(TRUTHS[folder])
+    _add_session_totals(expected, TRUTHS[folder], dataset)
     # a model whose calls billed nothing may have a row of zeros
     actual = {m: u for m, u in actual.items() if m in expected or any(u.values())}
     assert actual == expected
@@ -302,6 +367,7 @@ def test_subagents_lists_each_child_and_sessions_rolls_them_up(dataset: Path) ->
     delegated = sql(dataset, "SELECT count(*) FROM sessions WHERE delegated_from IS NOT NULL")
     assert len(children) == delegated[0][0] > 0
     assert all("agent_type" in r and r["parent_session"] for r in children)
+    excesses = _session_excesses(dataset)
     for r in children:  # the child's own numbers, as the views give them
         (loops, tokens, calls) = sql(
             dataset,
@@ -311,6 +377,9 @@ def test_subagents_lists_each_child_and_sessions_rolls_them_up(dataset: Path) ->
                 FROM sessions s WHERE s.runtime = '{r["runtime"]}'
                   AND s.native_id = '{r["session"]}'""",
         )[0]
+        beyond = excesses.get(r["session"])  # its own total beyond its calls, counted once
+        if beyond is not None:
+            tokens = (tokens or 0) + beyond
         assert (r["loops"], r["tokens"], r["tool_calls"]) == (loops, tokens, calls)
     # every parent's rollup in `report sessions` is the sum over its descendants' rows here
     parent_of = {

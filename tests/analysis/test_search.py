@@ -43,28 +43,36 @@ def _plant(folder: Path, runtime: str, phrase: str | None = None) -> str:
                 if changed:
                     return str(session["native_session_id"])
                 continue
-            path = _trace(folder, session["file"])
-            if path is None:
-                continue
-            zstd = path.name.endswith(".zstd")
-            data = path.read_bytes()
-            if zstd:
-                with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True) as r:
-                    data = r.read()
-            text = data.decode("utf-8")
-            if encoded not in text:
-                continue
-            planted = text.replace(encoded, phrase).encode("utf-8")
-            path.write_bytes(zstandard.ZstdCompressor().compress(planted) if zstd else planted)
-            return str(session["native_session_id"])
+            if sum(_replace(path, encoded, phrase) for path in _trace(folder, session)):
+                return str(session["native_session_id"])
     raise AssertionError(f"{runtime}: no final answer to plant the phrase in")
 
 
-def _trace(folder: Path, name: str) -> Path | None:
+def _replace(path: Path, old: str, new: str) -> bool:
+    """Replace `old` by `new` in a trace file (a zstd one decoded and encoded again)."""
+    zstd = path.name.endswith(".zstd")
+    data = path.read_bytes()
+    if zstd:
+        with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True) as r:
+            data = r.read()
+    text = data.decode("utf-8")
+    if old not in text:
+        return False
+    planted = text.replace(old, new).encode("utf-8")
+    path.write_bytes(zstandard.ZstdCompressor().compress(planted) if zstd else planted)
+    return True
+
+
+def _trace(folder: Path, session: dict[str, Any]) -> list[Path]:
+    """The files of a session's trace: its file, or every file of the session folder it is
+    (Mistral Vibe's; the answer is planted wherever the folder states it)."""
+    name = session["file"]
     for candidate in (folder / name, folder / Path(name).name):
         if candidate.is_file():
-            return candidate
-    return None
+            return [candidate]
+        if candidate.is_dir():
+            return sorted(p for p in candidate.rglob("*") if p.is_file())
+    return []
 
 
 @pytest.fixture(scope="module")

@@ -31,10 +31,12 @@ from typing import Any
 import pytest
 
 from tests.support.expect import (
+    SESSION_USAGE,
     TRUTHS,
     USAGE,
     deviation,
     is_human_turn,
+    loop_calls,
     manifest_sessions,
     turn_of,
     usage_total,
@@ -115,7 +117,7 @@ def _build(folder: str, dataset: Path) -> Published:
             for r in dict_rows(
                 con,
                 "SELECT session_id, native_id, runtime, delegated_from, forked_from, "
-                "working_directory, created_at FROM sessions",
+                "working_directory, created_at, session_usage FROM sessions",
             )
         }
         loops: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -303,7 +305,7 @@ def test_loop_model(
 ) -> None:
     """A Loop that billed calls names a model it called."""
     for want, loop in published(folder, tmp_path_factory).loop_pairs(truth):
-        if want["calls"]:
+        if loop_calls(want):
             model = (loop["model"] or {}).get("id")
             called = {c["model"] for c in want["calls"]}
             assert model in called, f"{truth['key']} loop {want['index']}: {model}"
@@ -318,10 +320,27 @@ def test_usage_per_loop_and_per_call(
         where = f"{truth['key']} loop {want['index']}"
         assert _usage(loop["usage"]) == want["usage"], where
         calls = _calls(built.calls.get(loop["loop_id"], []))
-        assert calls == _calls(want["calls"]), where
+        assert calls == _calls(loop_calls(want)), where
     session_id = built.session(truth)["session_id"]
     outside = _calls(built.outside.get(session_id, []))
     assert outside == _calls(truth.get("calls", [])), truth["key"]
+
+
+@pytest.mark.parametrize(("folder", "truth"), _params())
+def test_session_usage(
+    folder: str, truth: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The session's usage as the runtime totals it (``session_token_usage``), where it keeps
+    one; absent where the ground truth states none."""
+    row = published(folder, tmp_path_factory).session(truth)
+    stated = {**truth, **deviation("session_usage", truth["key"], "session")}
+    want = stated.get("session_token_usage")
+    got = row["session_usage"]
+    if want is None:
+        assert got is None, truth["key"]
+    else:
+        assert got is not None, truth["key"]
+        assert {m: got[m] for m in SESSION_USAGE} == want, truth["key"]
 
 
 @pytest.mark.parametrize(("folder", "truth"), _params())
@@ -330,7 +349,7 @@ def test_expected_loop_usage_is_its_calls_usage(folder: str, truth: dict[str, An
     the sum of its calls', a member present only where every call reports it, none without
     calls."""
     for want in truth["loops"]:
-        calls = [c["usage"] for c in want["calls"]]
+        calls = [c["usage"] for c in loop_calls(want)]
         summed = {
             m: None if any(u.get(m) is None for u in calls) else sum(u[m] for u in calls)
             for m in USAGE
@@ -414,7 +433,9 @@ def test_delegations(
             records = call["record_ids"]
             assert delegation["record_ids"][: len(records)] == records, where
             arguments = json.loads(call["arguments"] or "{}")
-            task = arguments.get("prompt", arguments.get("task"))  # Cline's: ``task``
+            task = arguments.get(
+                "prompt", arguments.get("task")
+            )  # Cline's and Mistral Vibe's: ``task``
             assert delegation["text"] == task, f"{where}: the delegated task"
         # a delegation that returned comes back as the child's report or activity
         results = [i for i in built.items[loop["loop_id"]] if i["role"] in SUBAGENT_RESULTS]

@@ -13,6 +13,7 @@ from traceidx.domain.model import LOOP_BOUND_ROLES
 from traceidx.domain.schema import SHAPE_BY_ROLE, SHAPES
 from traceidx.domain.text import DEFAULT_TEXT_LIMIT
 from traceidx.runtimes import names as runtime_names
+from traceidx.sources.folder import is_folder, read_member
 from traceidx.sources.frame import fingerprint
 from traceidx.sources.rowsource import read_row
 from traceidx.sources.sourceio import read_range
@@ -32,13 +33,15 @@ def none(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 #: (sources, sessions, loops, items) a runtime has at least in the dataset; the Qwen Code
 #: generated set is small (13 sessions, 185 items in all; 12 of them committed, 160 items), so
 #: is OpenCode's (20 sessions, 27 loops, 213 items; 10 sessions committed, 12 loops),
-#: Cline's (19 sessions, 21 loops, 156 items, with 2 typed task files 21, 24 and 169) and Kilo
-#: Code's (16 sessions, 17 loops, 132 items; 11 sessions committed, 11 loops, 72 items)
+#: Cline's (19 sessions, 21 loops, 156 items, with 2 typed task files 21, 24 and 169), Kilo
+#: Code's (16 sessions, 17 loops, 132 items; 11 sessions committed, 11 loops, 72 items) and
+#: Mistral Vibe's (17 session folders and a handwritten 2.x one: 18 sessions, 27 loops, 165 items)
 MINIMUM = {
     "qwen": (10, 10, 20, 150),
     "opencode": (10, 10, 12, 100),
     "cline": (20, 20, 22, 160),
     "kilo": (16, 16, 17, 130),
+    "vibe": (15, 15, 25, 150),
 }
 
 
@@ -70,6 +73,7 @@ FIXTURES_ALONE = {
     "opencode": (10, 10, 12, 95),
     "cline": (12, 12, 15, 85),
     "kilo": (11, 11, 11, 70),
+    "vibe": (5, 5, 7, 30),  # 4 session folders committed and a handwritten 2.x one
 }
 
 
@@ -122,10 +126,27 @@ def test_records_are_dense_ordered_and_disjoint(con: duckdb.DuckDBPyConnection) 
                     first(content_range) OVER w AS whole,
                     lag(content_range."end") OVER w AS prev_end
              FROM records WHERE json_path IS NOT NULL
+                AND source_id NOT IN (SELECT source_id FROM sources WHERE locator LIKE '%/')
              WINDOW w AS (PARTITION BY source_id ORDER BY source_position))
            WHERE (p = 0 AND json_path <> '$')
               OR (p > 0 AND (s < whole.start OR e > whole."end" OR e < s
                              OR (p > 1 AND s <= prev_end)))""",
+    )
+    folders = r"""SELECT source_id, source_position AS p, json_path,
+                        regexp_replace(json_path, '\[[0-9]+\]$', '') AS member,
+                        content_range.start AS s, content_range."end" AS e
+                 FROM records
+                 WHERE source_id IN (SELECT source_id FROM sources WHERE locator LIKE '%/')"""
+    none(  # a session folder's records each name their member; a member's are read in one run
+        con,
+        f"""SELECT source_id, member FROM ({folders}) GROUP BY ALL
+            HAVING bool_or(json_path IS NULL) OR max(p) - min(p) <> count(*) - 1""",
+    )
+    none(  # inside its member, a folder's records follow each other
+        con,
+        f"""SELECT * FROM (
+              SELECT *, lag(e) OVER (PARTITION BY source_id, member ORDER BY p) AS prev_end
+              FROM ({folders})) WHERE s < 0 OR e < s OR s <= prev_end""",
     )
 
 
@@ -138,12 +159,19 @@ def test_record_fingerprints_match_the_source_bytes(con: duckdb.DuckDBPyConnecti
                                       ORDER BY r.record_id) <= 150"""
     ).fetchall()
     for locator, start, end, expected, json_path, table, key in sample:
-        # a database source's row is read again by its key (its framed line, sources.rowsource)
-        data = read_row(locator, table, key) if table else read_range(locator, start, end)
+        # a database source's row is read again by its key (its framed line, sources.rowsource);
+        # a session folder's record from the member its JSON path names (sources.folder)
+        if table:
+            data = read_row(locator, table, key)
+        elif is_folder(locator):
+            data = read_member(locator, json_path, start, end)
+        else:
+            data = read_range(locator, start, end)
         assert fingerprint(data) == expected and len(data) == end - start
         assert (
             json_path is not None or b"\n" not in data
         )  # a line or a row; a document's element spans lines
+    assert any(is_folder(row[0]) for row in sample)  # session folders are sampled too
 
 
 def test_every_source_supports_one_session(con: duckdb.DuckDBPyConnection) -> None:

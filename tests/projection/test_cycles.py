@@ -15,19 +15,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.facts import database_sessions
+from tests.support.facts import database_sessions, in_session_folder, session_folders
 from tests.support.files import fixture_path
 from traceidx.adapters import adapters
 from traceidx.pipeline.sync import Decision
 from traceidx.pipeline.worker import SourceWork, Task, process_batch
 from traceidx.projection.ingest import Settings
 from traceidx.runtimes import RUNTIMES
+from traceidx.sources.folder import locator_of
 
 
 def _work(runtime: str, limit: int) -> list[SourceWork]:
     folder = fixture_path("generated", runtime)
-    files = sorted(folder.rglob("*.jsonl*")) + database_sessions(folder)
-    return [SourceWork(Decision(str(path), "new")) for path in files[:limit]]
+    folders = session_folders(folder)  # a session folder is one source (its locator ends /)
+    files = [p for p in sorted(folder.rglob("*.jsonl*")) if not in_session_folder(p, folders)]
+    locators = [str(p) for p in files + database_sessions(folder)]
+    locators += [locator_of(str(p)) for p in folders]
+    return [SourceWork(Decision(locator, "new")) for locator in locators[:limit]]
 
 
 @pytest.mark.parametrize("runtime", [f for rt in RUNTIMES.values() for f in rt.fixtures])

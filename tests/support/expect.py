@@ -6,7 +6,10 @@ of what the real runtime did:
 
 * ``expect.json`` (format ``expect/1``): per session, in the contract's units: its Loops (outcome,
   usage, the usage and model of every billed model call, tool calls, final answer), the model
-  calls outside any Loop, the subagent sessions it delegated to;
+  calls outside any Loop, the subagent sessions it delegated to, and the session's usage as
+  the runtime totals it (``session_token_usage``, where the runtime keeps only a total for
+  some of its calls: a Loop whose calls' usage is gone from the trace states ``pruned`` and
+  no ``calls``);
 * ``manifest.json``: the generator's record in the runtime's own units; of it the tests read
   only what every runtime's manifest states in the same sense: a session's ``session_id``,
   ``cwd``, ``human_prompts`` and ``final_answer``, and its ``turns`` (``index``, the ``prompt``
@@ -34,6 +37,8 @@ from traceidx.runtimes import RUNTIMES, names
 FOLDERS = tuple(folder for name in names() for folder in RUNTIMES[name].fixtures)
 #: the contract's usage members
 USAGE = ("input", "cached", "cache_write", "output", "reasoning")
+#: the members of a session's usage as the runtime totals it (``session_token_usage``)
+SESSION_USAGE = ("input", "cached", "output")
 #: the manifests' turn kinds (``kind`` or ``trigger``) of a turn a human typed
 HUMAN_TURNS = frozenset({"prompt", "user"})
 
@@ -72,7 +77,8 @@ def deviation(family: str, key: str, member: str) -> dict[str, Any]:
 def manifest_sessions(folder: str) -> dict[str, dict[str, Any]]:
     """A folder's manifest sessions by native session id (empty without a manifest)."""
     found = manifest(folder)
-    return {s["session_id"]: s for s in (found or {}).get("sessions", [])}
+    sessions = (found or {}).get("sessions", [])
+    return {s["session_id"]: s for s in sessions if "session_id" in s}  # others: another shape
 
 
 def turn_of(session: dict[str, Any], loop: dict[str, Any]) -> dict[str, Any] | None:
@@ -90,10 +96,20 @@ def is_human_turn(session: dict[str, Any], turn: dict[str, Any]) -> bool:
     return kind in HUMAN_TURNS and turn.get("prompt") in session.get("human_prompts", [])
 
 
+def loop_calls(loop: dict[str, Any]) -> list[dict[str, Any]]:
+    """The billed model calls an expect.json Loop states: its ``calls``; a Loop without them
+    must state that the trace lost them (``pruned``: Mistral Vibe keeps a resumed session's
+    per-call usage for its last run only), and has none."""
+    if "calls" in loop:
+        return list(loop["calls"])
+    assert loop.get("pruned"), f"loop {loop.get('index')}: no calls and not pruned"
+    return []
+
+
 def calls(session: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Every billed model call of an expect.json session: in its Loops, then outside them."""
     for loop in session["loops"]:
-        yield from loop["calls"]
+        yield from loop_calls(loop)  # none where the trace kept no per-call usage
     yield from session.get("calls", [])
 
 

@@ -1,6 +1,7 @@
 """Helpers the corpus tests share: query rows as dicts, an item's text, a file's decoded lines
-(a document's records, a database session's decoded rows), an adapter drained while it reads
-a file, a runtime's longest trace at hand, the sessions of the databases under a folder."""
+(a document's records, a database session's decoded rows, a session folder's decoded
+records), an adapter drained while it reads a file, a runtime's longest trace at hand, the
+sessions of the databases under a folder, the session folders under a folder."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from traceidx.adapters.base import Adapter
 from traceidx.demo import copy_ids
 from traceidx.domain.drafts import DraftItem, DraftLoop
 from traceidx.projection.ingest import split_joined
+from traceidx.sources import folder as session_folder
 from traceidx.sources import rowsource
 from traceidx.sources.discover import framing_of, named_like_trace
 from traceidx.sources.document import frame_document
@@ -56,10 +58,14 @@ def text_of(semantic: dict[str, Any], shapes: tuple[str, ...] = TEXT_SHAPES) -> 
 def decoded_records(path: Path) -> list[tuple[int, list[Any]]]:
     """(position, decoded values) of every parsable line of a trace file, as ingest feeds an
     adapter (a joined line gives its values; a malformed one none; oversized lines none); of
-    every row of a database session (`path` is its locator: traceidx.sources.rowsource)."""
+    every row of a database session (`path` is its locator: traceidx.sources.rowsource); of
+    every record of a session folder (`path` is the folder: traceidx.sources.folder)."""
     where = rowsource.parse(str(path))
     if where is not None and where.session is not None:
         return [(n, [_DECODER.decode(line)]) for n, line in enumerate(rowsource.lines(str(path)))]
+    if path.is_dir():  # a session folder: its members' records (traceidx.sources.folder)
+        framed = session_folder.records(session_folder.locator_of(str(path)), 1 << 30)
+        return [(r.line.position, [r.value]) for r in framed if r.status == "ok"]
     with open(path, "rb") as handle:
         data = b"".join(logical_chunks(handle, StreamStats()))
     if framing_of(str(path)) == "document":  # a JSON document: a record per element
@@ -178,6 +184,23 @@ def database_sessions(root: Path) -> list[Path]:
             continue
         found += [Path(rowsource.locator_of(str(path), s)) for s in sorted(sessions)]
     return found
+
+
+def session_folders(root: Path) -> list[Path]:
+    """The session folders under `root` (a runtime's declared layout: traceidx.sources.folder),
+    as discovery finds them: a session folder is not looked into."""
+    found: list[Path] = []
+    for path in sorted(p for p in root.rglob("*") if p.is_dir()):
+        if any(f in path.parents for f in found):
+            continue
+        if session_folder.layout_of(p.name for p in path.iterdir() if p.is_file()) is not None:
+            found.append(path)
+    return found
+
+
+def in_session_folder(path: Path, folders: list[Path]) -> bool:
+    """Whether a file is a member of one of the session `folders` (not a trace of its own)."""
+    return any(f in path.parents for f in folders)
 
 
 def database_streams(folder: Path) -> list[Path]:

@@ -36,7 +36,8 @@ from tests.support.files import DATA
 
 
 def _seed_files() -> dict[str, list[Path]]:
-    """Each registered runtime whose traces are JSON lines -> its seeds: the traces chosen for
+    """Each registered runtime whose traces are JSON lines (not a database's rows, not session
+    folders: `traceidx.sources.folder`) -> its seeds: the traces chosen for
     fuzzing under ``data/generated/<folder>`` (else the smallest two committed copies of its
     generated traces of eight lines or more), and the real traces under ``data/<runtime>``."""
     from tests.support.files import FIXTURES
@@ -47,6 +48,8 @@ def _seed_files() -> dict[str, list[Path]]:
         runtime = RUNTIMES[name]
         if runtime.database is not None:
             continue  # rows of a database, not lines
+        if runtime.folders:
+            continue  # session folders: a journal segment alone is no source of its runtime
         files: list[Path] = []
         for folder in runtime.fixtures:
             chosen = sorted((DATA / "generated" / folder).glob("*.jsonl"))

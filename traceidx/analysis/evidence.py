@@ -1,14 +1,16 @@
 """Evidence: re-read the bytes of one published record and check its fingerprint.
 
-A line is re-read by its byte range in its source; a database row by its table and key
-(`traceidx.sources.rowsource`). The verdict says whether the bytes are still those the dataset
-published (``verified``), changed, gone or unreadable.
+A line is re-read by its byte range in its source (a session folder's record by its byte
+range in the member its JSON path names: `traceidx.sources.folder`); a database row by its
+table and key (`traceidx.sources.rowsource`). The verdict says whether the bytes are still
+those the dataset published (``verified``), changed, gone or unreadable.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from traceidx.sources.folder import is_folder, read_member
 from traceidx.sources.frame import algorithm_of
 from traceidx.sources.rowsource import gone, read_row
 from traceidx.sources.sourceio import read_range
@@ -33,9 +35,12 @@ def inspect_record(con: duckdb.DuckDBPyConnection, record_id: int) -> dict[str, 
     table, row = key  # of a database row (traceidx.sources.rowsource)
     verdict, raw = "verified", b""
     try:  # a database row is re-read by its table and key, a line by its byte range
-        raw = (
-            read_row(locator, table, row) if table is not None else read_range(locator, start, end)
-        )
+        if table is not None:
+            raw = read_row(locator, table, row)
+        elif is_folder(locator):
+            raw = read_member(locator, path, start, end)
+        else:
+            raw = read_range(locator, start, end)
         if algorithm_of(raw, expected) is None:
             verdict = "changed"
     except FileNotFoundError as exc:

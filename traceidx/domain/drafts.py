@@ -66,6 +66,9 @@ class DraftSession:
     forked_from: tuple[str, int] | None = None
     #: the task a delegated child received from its parent (the text that opens its work)
     task: str | None = None
+    #: the session's usage as the runtime totals it, where it keeps that total beside (or
+    #: instead of) per-call usage; its `model` the session's model (never spread over calls)
+    usage: UsageSample | None = None
 
 
 @dataclass(slots=True)

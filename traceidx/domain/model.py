@@ -469,6 +469,8 @@ class Session(_Struct, frozen=True):
     forked_from: SessionRef | None = None
     delegated_from: SessionRef | None = None
     task: TextContent | None = None
+    session_usage: Usage | None = None
+    session_usage_model: str | None = None
 
 
 class LoopEnd(_Struct, frozen=True):
@@ -612,6 +614,12 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "forked_from": "parent session this one was forked from (if in the dataset)",
         "delegated_from": "session that delegated work to this one (if in the dataset)",
         "task": "the task a delegated child received from its parent, as the child records it",
+        "session_usage": "the session's token usage as the runtime totals it for the whole "
+        "session, where it keeps such a total (Mistral Vibe); absent elsewhere. It includes "
+        "the calls in model_calls: reports add only what it exceeds them by (calls whose "
+        "per-call usage the runtime did not keep), never spread over calls or loops",
+        "session_usage_model": "the model the runtime names for the session, that session "
+        "usage is priced at (absent: unpriced)",
     },
     "loops": {
         "loop_id": "opaque id of the outer agent execution",

@@ -37,7 +37,9 @@ The rules (after the Source/Record change rules of the contract):
 
 A session of a database (traceidx.sources.rowsource) is decided the same way, its stamp (rows,
 latest change) standing for a file's size and mtime; a changed session is *rewritten*
-(re-projected whole: rows are updated in place, so there is no appended prefix to keep).
+(re-projected whole: rows are updated in place, so there is no appended prefix to keep). So
+is a session folder (traceidx.sources.folder), its stamp being its members' total size and
+latest modification time.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from traceidx.sources import rowsource
+from traceidx.sources import folder, rowsource
 from traceidx.sources.prefixes import head_fingerprint
 from traceidx.sources.sourceio import stat_of
 from traceidx.store.manifest import SourceEntry
@@ -95,9 +97,12 @@ def decide(
     one)."""
     where = rowsource.parse(locator)
     session = where is not None and where.session is not None
+    whole = session or folder.is_folder(locator)  # re-read whole whenever it changed
     try:
         if listed is not None:
             size, mtime_ns = listed
+        elif folder.is_folder(locator):
+            size, mtime_ns = folder.stamp(locator)
         else:
             size, mtime_ns = rowsource.stamp(locator) if session else stat_of(locator)
     except FileNotFoundError:
@@ -110,8 +115,8 @@ def decide(
         return Decision(locator, "retried", size)
     if entry.size == size and entry.mtime_ns == mtime_ns:
         return Decision(locator, "unchanged", size)
-    if session:
-        return Decision(locator, "rewritten", size)  # rows change in place: read it whole
+    if whole:
+        return Decision(locator, "rewritten", size)  # changed in place: read it whole
     old_size = entry.size
     if size < old_size:
         return Decision(locator, "rewritten", size)  # it shrank

@@ -6,7 +6,9 @@ element then goes the way a line does, named by its JSON path. Such a source has
 checkpoint (it is re-read whole whenever it changes). Nor has a session of a runtime's
 database (framed as ``rows``: `traceidx.sources.rowsource`), whose rows are read from the database,
 each one line of JSON the adapter is fed as a line would be, its record keeping the row's
-table and key; a change re-reads the session whole.
+table and key; a change re-reads the session whole. Nor has a session folder (framed as
+``folder``: `traceidx.sources.folder`), whose member files are read in their declared order,
+each record named by its member (and element) and fed as a document's element is.
 
 This is the per-source unit of work (and of parallelism). It reads the file once, streaming
 in chunks; problems with the evidence are data (a malformed line is a Record with
@@ -46,7 +48,7 @@ from traceidx.errors import AdapterFailure, PublishError
 from traceidx.projection.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
 from traceidx.projection.items import ItemColumns
 from traceidx.projection.project import Projection, Projector
-from traceidx.sources import rowsource
+from traceidx.sources import folder, rowsource
 from traceidx.sources.discover import framing_of
 from traceidx.sources.document import file_of, frame_document
 from traceidx.sources.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer, fingerprint
@@ -347,6 +349,22 @@ class _Run:
             else:
                 self.record(line, part.value, status)
 
+    def parts(self, parts: Iterator[tuple[FramedLine, str, Any, str]]) -> int:
+        """Take records framed elsewhere (a folder's: line, JSON path, value and status), in
+        order; the bytes they cover."""
+        self.paths = {}
+        covered = 0
+        for line, path, value, status in parts:
+            self.paths[line.position] = path
+            covered += line.end - line.start
+            if self.undecided:
+                self.head.append((line, value, status))
+                if len(self.head) >= 32:
+                    self.decide()
+            else:
+                self.record(line, value, status)
+        return covered
+
     def line(self, line: FramedLine) -> None:
         obj, status = _decode(line)
         if self.undecided:
@@ -447,7 +465,10 @@ def ingest(
     """
     result = SourceResult(locator, "failed")
     try:
-        database = rowsource.parse(locator) if framing_of(locator) == "rows" else None
+        framing = framing_of(locator)
+        if framing == "folder":
+            return _ingest_folder(result, settings, sink, prefix_counts)
+        database = rowsource.parse(locator) if framing == "rows" else None
         if database is not None:
             return _ingest_rows(result, database, settings, sink, prefix_counts)
         return _ingest(result, settings, sink, prefix_counts, resume)
@@ -523,6 +544,28 @@ def _ingest(
             f"{locator}: {result.stream.corrupt_reason} (decoded offset "
             f"{result.stream.corrupt_at}); records before it are kept, the rest is unreadable"
         )
+    return _conclude(result, run, settings)
+
+
+def _ingest_folder(
+    result: SourceResult, settings: Settings, sink: RowSink | None, prefix_counts: Collection[int]
+) -> SourceResult:
+    """Ingest a session folder: its members' records, framed as traceidx.sources.folder says."""
+    run = _Run(result, settings, sink, prefix_counts)
+    try:
+        result.size, result.mtime_ns = folder.stamp(result.locator)
+        framed = folder.records(result.locator, settings.max_record_bytes)
+        result.indexed_bytes = run.parts((r.line, r.path, r.value, r.status) for r in framed)
+    except FileNotFoundError:
+        result.reason, result.vanished = "vanished during the build", True
+        result.records = _NO_RECORDS
+        return result
+    except OSError as exc:
+        result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
+        result.records = _NO_RECORDS
+        return result
+    if run.undecided:
+        run.decide()
     return _conclude(result, run, settings)
 
 

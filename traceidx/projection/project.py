@@ -194,6 +194,16 @@ class Projector:
             forked_from=ref(ds.forked_from),
             delegated_from=ref(ds.delegated_from),
             task=None if ds.task is None else text_content(ds.task, self.text_limit),
+            session_usage=None
+            if ds.usage is None
+            else Usage(
+                ds.usage.input,
+                ds.usage.output,
+                ds.usage.cached,
+                ds.usage.cache_write,
+                ds.usage.reasoning,
+            ),
+            session_usage_model=None if ds.usage is None else ds.usage.model,
         )
 
     def loops(self, drafts: list[DraftLoop]) -> list[Loop]:

@@ -30,6 +30,7 @@ from traceidx.runtimes.declare import (
     Database,
     FileFraming,
     FileRule,
+    Folder,
     Packed,
     RowTable,
     Runtime,
@@ -43,6 +44,7 @@ __all__ = [
     "Database",
     "FileFraming",
     "FileRule",
+    "Folder",
     "Packed",
     "RowTable",
     "Runtime",
@@ -51,6 +53,7 @@ __all__ = [
     "databases",
     "declared",
     "file_rules",
+    "folders",
     "names",
     "tool_kinds",
     "versions",
@@ -102,6 +105,11 @@ def databases() -> dict[str, Database]:
 def file_rules() -> list[FileRule]:
     """Every registered runtime's rules for files that are not JSON lines."""
     return [rule for name in sorted(RUNTIMES) for rule in RUNTIMES[name].files]
+
+
+def folders() -> dict[str, tuple[Folder, ...]]:
+    """The session-folder layouts of the registered runtimes that keep any, by runtime name."""
+    return {name: RUNTIMES[name].folders for name in sorted(RUNTIMES) if RUNTIMES[name].folders}
 
 
 def versions() -> dict[str, int]:

@@ -120,6 +120,17 @@ class Database:
 
 
 @dataclass(frozen=True, slots=True)
+class Folder:
+    """A session a runtime keeps as a folder of several files (`traceidx.sources.folder`): a
+    folder holding every file of `markers` (names) is one session, and its files matching
+    `members` (`fnmatch` patterns of paths relative to the folder) are framed, pattern by
+    pattern in this order, names sorted within a pattern."""
+
+    markers: tuple[str, ...]
+    members: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Runtime:
     """A registered runtime and what is known of it.
 
@@ -133,6 +144,8 @@ class Runtime:
       committed copy under ``tests/fixtures/generated/``.
     * `files`: the files it writes that are not JSON lines, for discovery.
     * `database`: the SQLite database it keeps its sessions in, if any.
+    * `folders`: the layouts of the session folders it keeps, if any (a session as a folder of
+      several files).
     """
 
     name: str
@@ -145,3 +158,4 @@ class Runtime:
     fixtures: tuple[str, ...]
     files: tuple[FileRule, ...] = ()
     database: Database | None = None
+    folders: tuple[Folder, ...] = ()

@@ -7,11 +7,14 @@ Default roots: each registered runtime's own, as its adapter declares them
 When a directory is walked, files ending ``.jsonl``, ``.jsonl.zst`` or ``.jsonl.zstd`` are
 candidates, and so are the files a runtime's registry entry declares (`FileRule`: e.g. the
 session documents Gemini CLI wrote before 0.58, ``chats/session-*.json``, JSON files the
-runtime rewrites whole); a file named explicitly is always a candidate. Discovery also chooses
-each candidate's framing (`framing_of`): a declared file has its rule's framing; otherwise a
-file ending ``.json`` is a *document* (`traceidx.sources.document`: a Record per element), any
-other a source of *lines* (`traceidx.sources.frame`). The runtime is never chosen here:
-adapters detect it from the content. Symlinked files are followed once (the locator is the
+runtime rewrites whole); a file named explicitly is always a candidate. A folder a runtime
+declares as a session folder (`traceidx.runtimes.Folder`: it holds the layout's marker files)
+is one candidate, ``<folder>/``, and is not walked into (`traceidx.sources.folder`).
+Discovery also chooses each candidate's framing (`framing_of`): a locator ending ``/`` is a
+*folder*; a declared file has its rule's framing; otherwise a file ending ``.json`` is a
+*document* (`traceidx.sources.document`: a Record per element), any other a source of
+*lines* (`traceidx.sources.frame`). The runtime is never chosen here: adapters detect it from
+the content. Symlinked files are followed once (the locator is the
 canonical path, so a file reached twice is one candidate). A URI (traceidx.storage) is listed
 on its filesystem: every object beneath it is a file, its locator its full URI.
 
@@ -55,6 +58,7 @@ from pathlib import Path
 
 from traceidx import storage
 from traceidx.runtimes import FileRule, declared, file_rules
+from traceidx.sources import folder as session_folder
 from traceidx.sources import rowsource
 from traceidx.sources.sourceio import kind_of, stat_of
 
@@ -79,8 +83,11 @@ def declared_rule(folder: str, name: str) -> FileRule | None:
 
 def framing_of(locator: str) -> str:
     """How a candidate is split into Records: ``rows`` (a session of a runtime's database, or
-    the database itself: `traceidx.sources.rowsource`), ``document`` (a JSON file rewritten whole:
+    the database itself: `traceidx.sources.rowsource`), ``folder`` (a session folder:
+    `traceidx.sources.folder`), ``document`` (a JSON file rewritten whole:
     `traceidx.sources.document`) or ``lines`` (`traceidx.sources.frame`)."""
+    if session_folder.is_folder(locator):
+        return "folder"
     if rowsource.parse(locator) is not None:
         return "rows"
     rule = declared_rule(os.path.dirname(locator), os.path.basename(locator))
@@ -191,6 +198,9 @@ def _walk(root: Path, superseded: list[Superseded], ignored: list[Ignored]) -> I
             with os.scandir(directory) as listing:
                 entries = list(listing)
         except OSError:
+            continue
+        if session_folder.layout_of(e.name for e in entries if e.is_file()) is not None:
+            yield session_folder.locator_of(directory)  # a session folder: one source, not walked
             continue
         files: dict[str, os.DirEntry[str]] = {}
         subdirectories: list[str] = []
@@ -386,7 +396,13 @@ def _canonical(locator: str) -> str:
 
 
 def vanished(locator: str) -> bool:
-    """Whether a source's file (or object, or database session) no longer exists."""
+    """Whether a source's file (or object, or database session, or folder) no longer exists."""
+    if session_folder.is_folder(locator):
+        try:
+            session_folder.members(locator)
+        except FileNotFoundError:
+            return True
+        return False
     where = rowsource.parse(locator)
     if where is not None and where.session is not None:
         return rowsource.gone(locator)

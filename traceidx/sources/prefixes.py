@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from traceidx.sources import rowsource
+from traceidx.sources import folder, rowsource
 from traceidx.sources.discover import framing_of
 from traceidx.sources.document import frame_document
 from traceidx.sources.frame import (
@@ -45,6 +45,15 @@ def prefix_digests(locator: str, counts: Collection[int], algorithm: str) -> dic
         return {}
     keys, framer = SourceKeys(), Framer(algorithm=algorithm)
     most = max(counts)
+    if folder.is_folder(locator):
+        try:
+            for record in folder.records(locator, DEFAULT_MAX_RECORD_BYTES, algorithm):
+                keys.add(None, record.line.fingerprint.encode("ascii"))
+                if len(keys) == most:
+                    break
+        except OSError:
+            return {}
+        return keys.digests(counts)[1]
     where = rowsource.parse(locator)
     if where is not None and where.session is not None:
         hashed = FINGERPRINTS[algorithm]
