@@ -48,7 +48,8 @@ sys.path.append(str(REPO))
 
 from benchmarks.corpora import real_shaped, scaled, size_of  # noqa: E402
 from benchmarks.run import CCUSAGE, ccusage  # noqa: E402
-from benchmarks.runtimes import FOLDERS, corpus_root, scaled_runtime  # noqa: E402
+from benchmarks.runtimes import corpus_root, scaled_runtime  # noqa: E402
+from traceidx.runtimes import RUNTIMES  # noqa: E402
 
 #: what a build or report process runs: the package's own command-line entry point (a module
 #: of its own in older commits, inside the `cli` package now)
@@ -123,7 +124,7 @@ def corpus(workdir: Path, args: argparse.Namespace) -> tuple[Path, int]:
     """The corpus both sides build (made once per shape and size, then reused)."""
     if args.runtime:
         root = workdir / f"corpus-{args.runtime}-{args.megabytes:g}"
-        traces = corpus_root() / "generated" / FOLDERS.get(args.runtime, args.runtime)
+        traces = corpus_root() / "generated" / RUNTIMES[args.runtime].fixtures[0]
         make = lambda: scaled_runtime(traces, root, args.megabytes)  # noqa: E731
     elif args.megabytes:
         root = workdir / f"corpus-scaled-{args.megabytes:g}"

@@ -83,14 +83,14 @@ def folder_corpus(source: Path, root: Path, megabytes: float) -> list[Path]:
     """Copies of the session folders under `source` (a runtime that keeps a session as a
     folder: every file of it, its path and bytes with ids rewritten per copy) in `root`,
     until their size reaches `megabytes`."""
-    from traceidx.sources.folder import layout_of
+    from traceidx.sources.folder import layout_at
 
     folders = [
         p
         for p in sorted(source.rglob("*"))
         if p.is_dir()
         and not FOREIGN & set(p.relative_to(source).parts)
-        and layout_of(f.name for f in p.iterdir() if f.is_file()) is not None
+        and layout_at(str(p)) is not None
     ]
     members = [f for folder in folders for f in sorted(folder.rglob("*")) if f.is_file()]
 

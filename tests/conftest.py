@@ -70,6 +70,12 @@ SLOW_MODULES = frozenset(
 )
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Every test starts without ``COLUMNS``: the width a table fits is the test's to set, not
+    the environment's (a library a test loads may set it, and a worker runs many modules)."""
+    os.environ.pop("COLUMNS", None)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the tests of `SLOW_MODULES` slow (a test may also carry the mark itself)."""
     root = Path(str(config.rootpath))

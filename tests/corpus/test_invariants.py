@@ -12,6 +12,7 @@ from traceidx.analysis.query import connect
 from traceidx.domain.model import LOOP_BOUND_ROLES
 from traceidx.domain.schema import SHAPE_BY_ROLE, SHAPES
 from traceidx.domain.text import DEFAULT_TEXT_LIMIT
+from traceidx.runtimes import RUNTIMES as REGISTRY
 from traceidx.runtimes import names as runtime_names
 from traceidx.sources.folder import is_folder, read_member
 from traceidx.sources.frame import fingerprint
@@ -30,19 +31,21 @@ def none(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     assert bad == [], f"{len(bad)} violations, e.g. {bad[:3]}"
 
 
-#: (sources, sessions, loops, items) a runtime has at least in the dataset; the Qwen Code
-#: generated set is small (13 sessions, 185 items in all; 12 of them committed, 160 items), so
-#: is OpenCode's (20 sessions, 27 loops, 213 items; 10 sessions committed, 12 loops),
-#: Cline's (19 sessions, 21 loops, 156 items, with 2 typed task files 21, 24 and 169), Kilo
-#: Code's (16 sessions, 17 loops, 132 items; 11 sessions committed, 11 loops, 72 items) and
-#: Mistral Vibe's (17 session folders and a handwritten 2.x one: 18 sessions, 27 loops, 165 items)
-MINIMUM = {
-    "qwen": (10, 10, 20, 150),
-    "opencode": (10, 10, 12, 100),
-    "cline": (20, 20, 22, 160),
-    "kilo": (16, 16, 17, 130),
-    "vibe": (15, 15, 25, 150),
-}
+def _least(runtime: str) -> tuple[int, int, int, int]:
+    """What a runtime has at least in the dataset (sources, sessions, loops, items): the
+    sessions and loops its ground truth states (``expect.json`` of each of its folders of the
+    generated set at hand), a source per session it states (a database holds several, so one
+    at least), an item per loop (the prompt that opens it)."""
+    from tests.support.expect import expect
+
+    sessions = loops = 0
+    for folder in REGISTRY[runtime].fixtures:
+        truth = expect(folder)
+        assert truth is not None, f"{runtime}: no expect.json in {folder}"
+        sessions += len(truth["sessions"])
+        loops += sum(len(session["loops"]) for session in truth["sessions"])
+    sources = 1 if REGISTRY[runtime].database is not None else sessions
+    return sources, sessions, loops, loops
 
 
 @pytest.mark.parametrize("runtime", runtime_names())
@@ -58,23 +61,9 @@ def test_every_supported_runtime_is_in_the_dataset(
         {"rt": runtime},
     ).fetchall()[0]
     counts = (sources, sessions, loops, items)
-    least = MINIMUM.get(runtime, (10, 10, 20, 200))
-    if not WITH_CORPUS:
-        least = FIXTURES_ALONE.get(runtime, least)
+    least = _least(runtime)
+    assert least[1] >= 3 and least[2] >= 3, (runtime, least)  # a ground truth worth the name
     assert all(n >= m for n, m in zip(counts, least, strict=True)), (counts, least)
-
-
-#: what the committed fixtures alone give of a runtime whose committed set is small (kept
-#: under 400 KB): its counts without the shared corpus
-FIXTURES_ALONE = {
-    "copilot": (5, 5, 9, 70),
-    "gemini": (15, 14, 22, 150),
-    "kimi": (12, 12, 16, 140),
-    "opencode": (10, 10, 12, 95),
-    "cline": (12, 12, 15, 85),
-    "kilo": (11, 11, 11, 70),
-    "vibe": (5, 5, 7, 30),  # 4 session folders committed and a handwritten 2.x one
-}
 
 
 @pytest.mark.parametrize(

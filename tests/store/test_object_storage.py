@@ -28,11 +28,13 @@ from traceidx.store.open import reader
 TRACES = FIXTURES / "generated"
 #: what "the same loops and tokens" means: every loop's runtime, model, times, outcome and usage
 #: (ids are functions of the locator, which differs between a file and an object); a runtime's
-#: database (a source ``<database>#<session>``) is read on local disk only, not as an object
+#: database (a source ``<database>#<session>``) and a session folder (``<folder>/``) are read
+#: on local disk only, not as objects
 LOOPS_AND_TOKENS = (
     "SELECT runtime, model, started_at, ended_at, outcome, input, cached, cache_write, output, "
     "reasoning, total FROM loop_usage WHERE session_id NOT IN (SELECT i.session_id FROM items "
-    "AS i JOIN sources AS s USING (source_id) WHERE contains(s.locator, '#')) ORDER BY ALL"
+    "AS i JOIN sources AS s USING (source_id) WHERE contains(s.locator, '#') "
+    "OR s.locator LIKE '%/') ORDER BY ALL"
 )
 
 

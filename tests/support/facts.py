@@ -193,7 +193,7 @@ def session_folders(root: Path) -> list[Path]:
     for path in sorted(p for p in root.rglob("*") if p.is_dir()):
         if any(f in path.parents for f in found):
             continue
-        if session_folder.layout_of(p.name for p in path.iterdir() if p.is_file()) is not None:
+        if session_folder.layout_at(str(path)) is not None:
             found.append(path)
     return found
 

@@ -449,10 +449,8 @@ def emit(result: Result, fmt: str, *, wide: bool = False) -> None:
     if fmt in FITTED and result.rows:
         room = None if wide else terminal_width()
         for note in result.notes:
-            if fmt == "table":
-                out.write((textwrap.fill(note, room) if room else note) + "\n")
-            else:  # a paragraph of its own
-                out.write(f"\n{note}\n")
+            text = textwrap.fill(note, room) if room else note
+            out.write(text + "\n" if fmt == "table" else f"\n{text}\n")  # Markdown: a paragraph
 
 
 def err(message: str) -> None:

@@ -122,7 +122,8 @@ class Database:
 @dataclass(frozen=True, slots=True)
 class Folder:
     """A session a runtime keeps as a folder of several files (`traceidx.sources.folder`): a
-    folder holding every file of `markers` (names) is one session, and its files matching
+    folder holding every entry of `markers` (a file's name, a folder's name ending ``/``) is one
+    session, and its files matching
     `members` (`fnmatch` patterns of paths relative to the folder) are framed, pattern by
     pattern in this order, names sorted within a pattern."""
 

@@ -23,7 +23,9 @@ RUNTIME = Runtime(
     fixtures=("vibe",),
     folders=(
         Folder(
-            ("CURRENT",),
+            # a journaled store (other stores hold a CURRENT and generations too: Kimi Code's
+            # query cache), with its journal
+            ("CURRENT", "journal/"),
             (
                 "CURRENT",
                 "meta.json",

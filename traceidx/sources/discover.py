@@ -199,7 +199,7 @@ def _walk(root: Path, superseded: list[Superseded], ignored: list[Ignored]) -> I
                 entries = list(listing)
         except OSError:
             continue
-        if session_folder.layout_of(e.name for e in entries if e.is_file()) is not None:
+        if session_folder.layout_of(session_folder.entry_name(e) for e in entries) is not None:
             yield session_folder.locator_of(directory)  # a session folder: one source, not walked
             continue
         files: dict[str, os.DirEntry[str]] = {}

@@ -64,7 +64,8 @@ def locator_of(path: str) -> str:
 
 
 def layout_of(names: Iterable[str]) -> Folder | None:
-    """The declared folder layout whose every marker is among a folder's file `names`."""
+    """The declared folder layout whose every marker is among a folder's entry `names` (a
+    file's name, a folder's name followed by ``/``)."""
     present = set(names)
     for layouts in folders().values():
         for layout in layouts:
@@ -73,9 +74,15 @@ def layout_of(names: Iterable[str]) -> Folder | None:
     return None
 
 
-def _layout(folder: str) -> Folder | None:
+def entry_name(entry: os.DirEntry[str]) -> str:
+    """A folder entry's name as layouts' markers name it (a folder's ends with ``/``)."""
+    return entry.name + "/" if entry.is_dir(follow_symlinks=False) else entry.name
+
+
+def layout_at(folder: str) -> Folder | None:
+    """The declared layout of the session folder at `folder` (None: it is not one)."""
     try:
-        names = [e.name for e in os.scandir(folder) if e.is_file()]
+        names = [entry_name(e) for e in os.scandir(folder)]
     except NotADirectoryError:
         return None
     return layout_of(names)
@@ -85,7 +92,7 @@ def members(locator: str) -> list[str]:
     """The member files of a folder source (paths relative to it), in framing order.
     FileNotFoundError: the folder is gone, or no longer a declared session folder."""
     root = locator.removesuffix(SUFFIX)
-    layout = _layout(root)
+    layout = layout_at(root)
     if layout is None:
         raise FileNotFoundError(2, "no longer a session folder", root)
     found: dict[str, None] = {}
