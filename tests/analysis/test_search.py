@@ -3,6 +3,7 @@ in its runtime's session, with a record id `inspect` accepts; bad searches are r
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import shutil
 import sqlite3
@@ -33,19 +34,41 @@ def _plant(folder: Path, runtime: str, phrase: str | None = None) -> str:
             if not answer or len(answer) < 12:
                 continue
             encoded = json.dumps(answer, ensure_ascii=False)[1:-1]
-            if runtime in ("opencode", "kilo"):  # OpenCode's tables, in its database or Kilo's
-                database = next(folder.rglob(f"{runtime}.db"))
-                with sqlite3.connect(database) as con:
-                    changed = con.execute(
-                        "UPDATE part SET data = replace(data, ?, ?) WHERE instr(data, ?) > 0",
-                        (encoded, phrase, encoded),
-                    ).rowcount
-                if changed:
+            databases = _databases(folder, runtime)
+            if databases:  # the runtime's database: every text its declared tables hold
+                if sum(_replace_rows(db, runtime, encoded, phrase) for db in databases):
                     return str(session["native_session_id"])
                 continue
             if sum(_replace(path, encoded, phrase) for path in _trace(folder, session)):
                 return str(session["native_session_id"])
     raise AssertionError(f"{runtime}: no final answer to plant the phrase in")
+
+
+def _databases(folder: Path, runtime: str) -> list[Path]:
+    """The runtime's databases in a folder (as its registry entry names them)."""
+    declared = RUNTIMES[runtime].database
+    if declared is None:
+        return []
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return [p for p in files if any(fnmatch.fnmatch(p.name, n) for n in declared.names)]
+
+
+def _replace_rows(database: Path, runtime: str, old: str, new: str) -> int:
+    """Replace `old` by `new` in every text column of the runtime's declared tables; the rows
+    changed."""
+    declared = RUNTIMES[runtime].database
+    assert declared is not None
+    changed = 0
+    with sqlite3.connect(database) as con:
+        for table in declared.tables:
+            columns = con.execute(f"PRAGMA table_info({table.name})").fetchall()
+            for column in (c[1] for c in columns if str(c[2]).upper() in ("TEXT", "")):
+                changed += con.execute(
+                    f"UPDATE {table.name} SET {column} = replace({column}, ?, ?) "
+                    f"WHERE instr({column}, ?) > 0",
+                    (old, new, old),
+                ).rowcount
+    return changed
 
 
 def _replace(path: Path, old: str, new: str) -> bool:

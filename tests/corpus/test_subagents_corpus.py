@@ -30,6 +30,7 @@ from tests.support.files import CORPUS, WITH_CORPUS, traceidx_cli
 from traceidx.analysis import sqlfiles
 from traceidx.analysis.query import connect
 from traceidx.pipeline.job import build
+from traceidx.runtimes import names
 
 pytestmark = pytest.mark.skipif(not WITH_CORPUS, reason="the shared corpus is not available")
 
@@ -189,7 +190,7 @@ def test_delegation_calls_are_tool_calls_with_their_outputs(
     assert len(unanswered) <= 1
 
 
-@pytest.mark.parametrize("runtime", ["claude_code", "codex", "dsh", "pi"])
+@pytest.mark.parametrize("runtime", names())
 def test_loop_positions_follow_start_times(con: duckdb.DuckDBPyConnection, runtime: str) -> None:
     loops = dict_rows(
         con,
