@@ -116,10 +116,11 @@ def _expected(dataset: Path) -> dict[str, Any]:
     con.close()
     usage = traceidx.report("usage", dataset, group_by="model", timezone="UTC")
     tokens: dict[str | None, Counter[str]] = defaultdict(Counter)
-    for row in usage.iter_rows(named=True):
-        if not row["calls"]:  # a row of loops only (their tokens are their calls')
-            continue
-        for member in ("input", "output", "cached", "cache_write"):
+    members = ("input", "output", "cached", "cache_write")
+    for row in usage.iter_rows(named=True):  # calls' tokens, and sessions' own totals beyond
+        if all(row[member] is None for member in members):
+            continue  # a row of loops only: no tokens of its own
+        for member in members:
             tokens[row["model"]][member] += row[member] or 0
     found["tokens"] = tokens
     return found
@@ -184,8 +185,19 @@ def test_phoenix_holds_every_session_loop_call_and_tool_call(
         "cached": "gen_ai.usage.cache_read.input_tokens",
         "cache_write": "gen_ai.usage.cache_creation.input_tokens",
     }
+    beyond = {  # a session's own usage total beyond its billed calls, on its session span
+        "input": "traceidx.session_usage.input_tokens",
+        "output": "traceidx.session_usage.output_tokens",
+        "cached": "traceidx.session_usage.cache_read.input_tokens",
+    }
     for span in spans:
         attributes = span["attributes"]
+        if attributes["traceidx.span.kind"] == "session":
+            model = attributes.get("traceidx.session_usage.model")
+            for member, key in beyond.items():
+                if key in attributes:
+                    tokens[model][member] += int(attributes[key])
+            continue
         if attributes["traceidx.span.kind"] != "model_call":
             continue
         assert attributes["gen_ai.operation.name"] == "chat"

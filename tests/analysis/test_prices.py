@@ -159,7 +159,11 @@ def test_every_call_costs_what_genai_prices_says_and_unpriced_models_are_empty(
         expected[key] = None if cost is None else (expected.get(key) or 0.0) + cost
     listed = cli_json("prices", "--dataset", str(dataset), "--timezone", "UTC")
     got = {(r["model"], r["provider"]): r for r in listed}
-    assert set(got) == set(expected)
+    # a model named only by sessions' own usage totals (Mistral Vibe's) has a row of no calls,
+    # never priced
+    totals_only = {k for k, r in got.items() if not r["calls"] and k not in expected}
+    assert all(got[k]["cost_usd"] is None and got[k]["session_tokens"] for k in totals_only)
+    assert set(got) - totals_only == set(expected)
     for key, cost in expected.items():
         row = got[key]
         assert row["calls"] == counted[key], key

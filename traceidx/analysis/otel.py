@@ -257,6 +257,12 @@ class _Spans:
         _put(span, "traceidx.branch", row["branch"])
         _put(span, "traceidx.working_directory", row["working_directory"])
         _put(span, "traceidx.identity_record_id", str(row["identity_record_id"]))
+        if row["excess_input"] is not None or row["excess_output"] is not None:
+            # the runtime's own session total beyond its billed calls (no call span holds it)
+            _put(span, "traceidx.session_usage.model", row["excess_model"])
+            _put(span, "traceidx.session_usage.input_tokens", row["excess_input"])
+            _put(span, "traceidx.session_usage.cache_read.input_tokens", row["excess_cached"])
+            _put(span, "traceidx.session_usage.output_tokens", row["excess_output"])
         forked = row["forked_from"]
         _put(span, "traceidx.forked_from", None if forked is None else str(forked))
         _put(span, "traceidx.delegated_from", None if parent is None else str(parent))

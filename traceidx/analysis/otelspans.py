@@ -85,6 +85,7 @@ CREATE OR REPLACE TEMP TABLE otel_sessions AS
 WITH spanned AS (
     SELECT session_id FROM otel_loops UNION SELECT session_id FROM otel_calls
     UNION SELECT session_id FROM otel_tools UNION SELECT session_id FROM otel_delegations
+    UNION SELECT session_id FROM report_session_excess JOIN otel_session_scope USING (session_id)
 ),
 bare AS (  -- sessions with no loop, billed call or tool call at all
     SELECT s.session_id FROM otel_session_scope AS s
@@ -122,13 +123,16 @@ JOIN (SELECT session_id, any_value(native_id) AS native_id FROM _sessions GROUP 
 LEFT JOIN times AS t USING (session_id);
 """
 
-#: the session rows: identity and lineage
+#: the session rows: identity and lineage, and what the session's own usage total exceeds its
+#: billed calls by (a runtime that keeps one: the usage report counts it the same way)
 _SESSIONS = """
 SELECT s.session_id, s.runtime, s.native_id, s.identity_record_id, s.name,
        s.working_directory, s.project, s.branch, s.forked_from.session_id AS forked_from,
-       t.start_ms, t.end_ms
+       t.start_ms, t.end_ms, x.model AS excess_model, x.input AS excess_input,
+       x.cached AS excess_cached, x.output AS excess_output
 FROM sessions AS s
 JOIN otel_session_times AS t USING (session_id)
+LEFT JOIN report_session_excess AS x USING (session_id)
 """
 
 #: what a span without a time of its own is placed at: its loop's start, else its session's
