@@ -529,14 +529,8 @@ def _ingest(
                 run.lines(lines, not lines or lines[0].start >= checked)
         if run.undecided:
             run.decide()
-    except FileNotFoundError:
-        result.reason, result.vanished = "vanished during the build", True
-        result.records = _NO_RECORDS
-        return result
     except OSError as exc:
-        result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
-        result.records = _NO_RECORDS
-        return result
+        return _unreadable(result, exc)
     result.tail_bytes = framer.tail_bytes
     result.indexed_bytes = framer.offset
     if result.stream.corrupt_reason:
@@ -545,6 +539,16 @@ def _ingest(
             f"{result.stream.corrupt_at}); records before it are kept, the rest is unreadable"
         )
     return _conclude(result, run, settings)
+
+
+def _unreadable(result: SourceResult, exc: OSError) -> SourceResult:
+    """A source that vanished or could not be read during the build, with no records."""
+    if isinstance(exc, FileNotFoundError):
+        result.reason, result.vanished = "vanished during the build", True
+    else:
+        result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
+    result.records = _NO_RECORDS
+    return result
 
 
 def _ingest_folder(
@@ -556,14 +560,8 @@ def _ingest_folder(
         result.size, result.mtime_ns = folder.stamp(result.locator)
         framed = folder.records(result.locator, settings.max_record_bytes)
         result.indexed_bytes = run.parts((r.line, r.path, r.value, r.status) for r in framed)
-    except FileNotFoundError:
-        result.reason, result.vanished = "vanished during the build", True
-        result.records = _NO_RECORDS
-        return result
     except OSError as exc:
-        result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
-        result.records = _NO_RECORDS
-        return result
+        return _unreadable(result, exc)
     if run.undecided:
         run.decide()
     return _conclude(result, run, settings)
