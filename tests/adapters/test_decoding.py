@@ -33,7 +33,7 @@ from traceidx.adapters.base import Adapter
 from traceidx.adapters.claude_code import ClaudeCodeAdapter
 from traceidx.projection import ingest as ingest_module
 from traceidx.projection.ingest import Settings, ingest, record_decoder
-from traceidx.sources.sourceio import valid_utf8
+from traceidx.sources.sourceio import CHUNK_BYTES, valid_utf8
 
 NARROW = sorted(name for name, cls in adapters().items() if cls.record_type is not None)
 
@@ -204,7 +204,7 @@ def test_the_lines_after_the_deciding_ones_are_decoded_narrowly_in_the_same_chun
     folder = fixture_path("generated", "claude", "s1-garnet")
     path = next(p for p in sorted(folder.rglob("*.jsonl")) if len(p.read_bytes()) > 20_000)
     lines = path.read_bytes().count(b"\n")
-    assert lines > 32 and len(path.read_bytes()) < ingest_module.CHUNK_BYTES
+    assert lines > 32 and len(path.read_bytes()) < CHUNK_BYTES
     narrow = record_decoder(ClaudeCodeAdapter)
     decoded: list[bytes] = []
 

@@ -6,7 +6,6 @@ import dataclasses
 import json
 import os
 import shutil
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import traceidx.pipeline.staging
 import traceidx.pipeline.worker
 import traceidx.projection.ingest
 import traceidx.sources.records
+import traceidx.sources.stream
 from tests.support.facts import main_transcripts, published_facts
 from tests.support.files import fixture_path
 from traceidx.analysis.query import connect
@@ -28,7 +28,7 @@ from traceidx.pipeline.sync import Decision
 from traceidx.pipeline.worker import BATCH_BYTES, BATCH_SOURCES, TAIL_BYTES, TAIL_SPLIT
 from traceidx.projection.ingest import Settings
 from traceidx.runtimes import RUNTIMES
-from traceidx.sources.frame import LEGACY_ALGORITHM, Framer, fingerprint
+from traceidx.sources.frame import LEGACY_ALGORITHM, fingerprint
 from traceidx.sources.sourceio import read_range
 from traceidx.store.dataset import read_manifest
 
@@ -301,7 +301,7 @@ def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
     dataset = tmp_path / "ds"
     with monkeypatch.context() as older:
         older.setattr(
-            traceidx.projection.ingest, "Framer", partial(Framer, algorithm=LEGACY_ALGORITHM)
+            traceidx.sources.stream, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM
         )
         older.setattr(traceidx.pipeline.plan, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM)
         build([traces.parent, archive], dataset, jobs=1)

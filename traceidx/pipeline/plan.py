@@ -32,6 +32,7 @@ from traceidx.sources import rowsource
 from traceidx.sources.discover import Ignored, KnownDatabase, default_roots, discover
 from traceidx.sources.frame import FINGERPRINT_ALGORITHM, LEGACY_ALGORITHM
 from traceidx.sources.prefixes import prefix_digest
+from traceidx.sources.stream import Framing
 from traceidx.store.base import Store
 from traceidx.store.dataset import Partition
 from traceidx.store.manifest import FactSettings, Manifest, SourceEntry, SourceState
@@ -272,8 +273,9 @@ class Changes:
             report.actions["superseded"] += 1
         gone = {s.locator for s in superseded if not self._outside(self.known.get(s.locator))}
         locators = sorted(({c.locator for c in found.candidates} | set(self.known)) - gone)
+        framings = {c.locator: c.framing for c in found.candidates}
         decisions = [
-            self._decide(loc, found.stats.get(loc))
+            self._decide(loc, found.stats.get(loc), framings.get(loc))
             if loc not in found.gone
             else Decision(loc, "missing")
             for loc in locators
@@ -338,12 +340,17 @@ class Changes:
             and entry.runtime not in self.scope
         )
 
-    def _decide(self, locator: str, listed: tuple[int, int] | None = None) -> Decision:
+    def _decide(
+        self,
+        locator: str,
+        listed: tuple[int, int] | None = None,
+        framing: Framing | None = None,
+    ) -> Decision:
         entry = self.known.get(locator)
-        decision = decide(locator, entry, self.rebuild or self._stale(entry), listed)
+        decision = decide(locator, entry, self.rebuild or self._stale(entry), listed, framing)
         origin = entry.origin if entry is not None and entry.origin else self.origin
         if entry is not None and self._in_damaged(entry) and decision.action != "missing":
-            decision = Decision(locator, "repaired", decision.size)  # read again, from byte 0
+            decision = dataclasses.replace(decision, action="repaired")  # read again, from byte 0
         return dataclasses.replace(decision, origin=origin)
 
     def _stale(self, entry: SourceEntry | None) -> bool:

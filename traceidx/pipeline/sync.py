@@ -44,12 +44,14 @@ latest modification time.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal, get_args
 
 from traceidx.sources import folder, rowsource
-from traceidx.sources.prefixes import head_fingerprint
-from traceidx.sources.sourceio import stat_of
+from traceidx.sources.discover import framing_of
+from traceidx.sources.sourceio import head_fingerprint, stat_of
+from traceidx.sources.stream import Framing
 from traceidx.store.manifest import SourceEntry
 
 Action = Literal[
@@ -83,6 +85,8 @@ class Decision:
     action: Action
     size: int = 0
     origin: str | None = None
+    #: how discovery framed it (None: as `traceidx.sources.discover.framing_of` says)
+    framing: Framing | None = None
 
     @property
     def ingest(self) -> bool:
@@ -90,18 +94,34 @@ class Decision:
 
 
 def decide(
-    locator: str, entry: SourceEntry | None, rebuild: bool, listed: tuple[int, int] | None = None
+    locator: str,
+    entry: SourceEntry | None,
+    rebuild: bool,
+    listed: tuple[int, int] | None = None,
+    framing: Framing | None = None,
 ) -> Decision:
     """The action for one locator given its stored manifest entry (and its size and
     modification time if a listing gave them: objects on remote storage are not asked one by
-    one)."""
-    where = rowsource.parse(locator)
-    session = where is not None and where.session is not None
-    whole = session or folder.is_folder(locator)  # re-read whole whenever it changed
+    one), and how it is framed (by default as its locator says)."""
+    framing = framing or framing_of(locator)
+    decision = _decide(locator, entry, rebuild, listed, framing)
+    return dataclasses.replace(decision, framing=framing)
+
+
+def _decide(
+    locator: str,
+    entry: SourceEntry | None,
+    rebuild: bool,
+    listed: tuple[int, int] | None,
+    framing: Framing,
+) -> Decision:
+    where = rowsource.parse(locator) if framing == "rows" else None
+    session = where is not None and where.session is not None  # (not the database itself)
+    whole = session or framing == "folder"  # re-read whole whenever it changed
     try:
         if listed is not None:
             size, mtime_ns = listed
-        elif folder.is_folder(locator):
+        elif framing == "folder":
             size, mtime_ns = folder.stamp(locator)
         else:
             size, mtime_ns = rowsource.stamp(locator) if session else stat_of(locator)

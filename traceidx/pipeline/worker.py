@@ -155,11 +155,12 @@ def process(work: SourceWork, task: Task) -> SourceOutcome:
     if work.checkpoint is not None and spool_folder is not None:
         resume = load_checkpoint(Path(work.checkpoint), locator, code_version())
     sink = spill if spool_folder is not None else None
-    result = ingest(locator, settings, sink, counts, resume)
+    framing = work.decision.framing
+    result = ingest(locator, settings, sink, counts, resume, framing)
     encoded = source_rows(_from(result, origin), task.layout)
     if resume is not None and (encoded is None or encoded[0].key != resume.partition):
         discard()  # an adapter changed its mind, or the group was split: re-read it all
-        result = ingest(locator, settings, sink, counts)
+        result = ingest(locator, settings, sink, counts, framing=framing)
         encoded = source_rows(_from(result, origin), task.layout)
     if result.state != "indexed":
         discard()

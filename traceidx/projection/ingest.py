@@ -1,21 +1,17 @@
-"""Ingest one source: frame its lines, detect its runtime, adapt and project it.
+"""Ingest one source: take its framed Records, detect its runtime, adapt and project them.
 
-A source discovery frames as a *document* (`traceidx.sources.discover.framing_of`: a JSON file its
-runtime rewrites whole) is read whole and split into its elements (`sources.document`); each
-element then goes the way a line does, named by its JSON path. Such a source has no
-checkpoint (it is re-read whole whenever it changes). Nor has a session of a runtime's
-database (framed as ``rows``: `traceidx.sources.rowsource`), whose rows are read from the database,
-each one line of JSON the adapter is fed as a line would be, its record keeping the row's
-table and key; a change re-reads the session whole. Nor has a session folder (framed as
-``folder``: `traceidx.sources.folder`), whose member files are read in their declared order,
-each record named by its member (and element) and fed as a document's element is.
+The source is read by the framing stage (`traceidx.sources.stream`), framed as discovery chose:
+JSON lines (plain or zstd), a JSON document's elements, a database session's rows or a session
+folder's members' records, each batch with what its framing knows (a document's values and
+JSON paths, a row's table and key). Only a source of lines has a checkpoint; the others are
+read whole again whenever they change.
 
-This is the per-source unit of work (and of parallelism). It reads the file once, streaming
-in chunks; problems with the evidence are data (a malformed line is a Record with
-``parse_status = malformed``; an unclaimed file is ``skipped`` with a reason), while I/O
-errors make the source ``failed`` with the reason. So does an exception raised by its adapter
-or its projection (a bug, reported with the line it happened on): that source's facts are
-not published, and the build goes on with the others. Nothing here writes anywhere.
+This is the per-source unit of work (and of parallelism). Problems with the evidence are data
+(a malformed line is a Record with ``parse_status = malformed``; an unclaimed file is
+``skipped`` with a reason), while I/O errors make the source ``failed`` with the reason. So
+does an exception raised by its adapter or its projection (a bug, reported with the line it
+happened on): that source's facts are not published, and the build goes on with the others.
+Nothing here opens a file or writes anywhere.
 
 Given a `RowSink`, memory stays bounded however long the source is: every `DRAIN_EVERY`
 records the adapter hands over the drafts no later record can change (`Adapter.drain`); they
@@ -31,7 +27,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -48,20 +44,11 @@ from traceidx.errors import AdapterFailure, PublishError
 from traceidx.projection.checkpoint import MIN_BYTES, Checkpoint, anchor, code_version
 from traceidx.projection.items import ItemColumns
 from traceidx.projection.project import Projection, Projector
-from traceidx.sources import folder, rowsource
 from traceidx.sources.discover import framing_of
-from traceidx.sources.document import file_of, frame_document
-from traceidx.sources.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine, Framer, fingerprint
-from traceidx.sources.prefixes import head_digest, head_fingerprint
+from traceidx.sources.frame import DEFAULT_MAX_RECORD_BYTES, FramedLine
 from traceidx.sources.records import RecordColumns, SourceKeys
-from traceidx.sources.sourceio import (
-    CHUNK_BYTES,
-    StreamStats,
-    logical_chunks,
-    open_regular,
-    stat_of,
-    valid_utf8,
-)
+from traceidx.sources.sourceio import StreamStats
+from traceidx.sources.stream import Framed, Framing, NotASource, SourceStream, Unavailable
 from traceidx.store.manifest import SourceState
 
 State = SourceState  # what came of reading a source (the manifest records it)
@@ -219,8 +206,8 @@ class _Run:
         self.row_keys: list[tuple[str, str]] | None = None
         self.paths: dict[int, str] | None = None  # a document's JSON paths, by position
 
-    def restore(self, checkpoint: Checkpoint) -> Framer:
-        """Continue from a checkpoint; the framer to feed the lines after it."""
+    def restore(self, checkpoint: Checkpoint) -> tuple[int, int]:
+        """Continue from a checkpoint; where the lines after it start (byte offset, position)."""
         result = self.result
         self.adapter = pickle.loads(checkpoint.adapter)
         self.decoder = record_decoder(type(self.adapter))
@@ -233,10 +220,8 @@ class _Run:
             projector.restore(checkpoint.projector)
         for key, value in checkpoint.counters.items():
             setattr(result, key, value)
-        framer = Framer(self.settings.max_record_bytes, offset=checkpoint.offset)
-        framer.position = len(self.keys)
-        result.records = RecordColumns(self.source_id, self.keys, framer.position)
-        return framer
+        result.records = RecordColumns(self.source_id, self.keys, len(self.keys))
+        return checkpoint.offset, len(self.keys)
 
     def snapshot(self, offset: int) -> Checkpoint | None:
         """The state to resume from after the last complete line (before `finish`)."""
@@ -315,18 +300,37 @@ class _Run:
             self.result.records, self.loops, self.items, self.calls = records.rest(), [], [], []
             self.pending_bytes = 0
 
-    def lines(self, lines: list[FramedLine], utf8: bool) -> None:
-        """Take framed lines in order (a well-formed line once the runtime is known goes
-        straight to its record; everything else through `line`). `utf8`: the lines are known
-        to be UTF-8, so the adapter's decoder may skip members it does not read (a decoder
-        does not check the text of what it skips: otherwise every member is decoded)."""
+    def take(self, batch: Framed) -> None:
+        """Take a batch of framed Records in order. A line its framing did not decode goes,
+        once the runtime is known and the line is well-formed, straight to its record with the
+        adapter's decoder (which may skip members it does not read when the line is known to
+        be UTF-8: a decoder does not check the text of what it skips); everything else goes
+        through `line`."""
+        if batch.rows is not None:
+            assert self.row_keys is not None
+            self.row_keys += batch.rows
+        if batch.paths is not None:
+            paths = self.paths if self.paths is not None else {}
+            self.paths = paths
+            for line, path in zip(batch.lines, batch.paths, strict=True):
+                paths[line.position] = path
+        if batch.parsed is not None:
+            for line, (value, status) in zip(batch.lines, batch.parsed, strict=True):
+                if self.undecided:
+                    self.head.append((line, value, status))
+                    if len(self.head) >= 32:
+                        self.decide()
+                else:
+                    self.record(line, value, status)
+            return
+        utf8 = batch.utf8
         decode, record = (self.decoder if utf8 else _DECODE).decode, self.record
-        for line in lines:
+        for line in batch.lines:
             if self.undecided or line.data is None:
                 undecided = self.undecided
                 self.line(line)
                 if undecided and not self.undecided and utf8:  # decided on this line: the
-                    decode = self.decoder.decode  # rest of the chunk goes to the adapter's
+                    decode = self.decoder.decode  # rest of the batch goes to the adapter's
                 continue
             try:
                 obj = decode(line.data)
@@ -334,36 +338,6 @@ class _Run:
                 self.line(line)
                 continue
             record(line, obj, "ok")
-
-    def document(self, data: bytes) -> None:
-        """Take a whole document: its records, each with its JSON path and decoded value."""
-        self.paths = {}
-        file = file_of(self.result.locator)
-        for part in frame_document(data, self.settings.max_record_bytes, file=file):
-            line, status = part.line, part.status
-            self.paths[line.position] = part.path
-            if self.undecided:
-                self.head.append((line, part.value, status))
-                if len(self.head) >= 32:
-                    self.decide()
-            else:
-                self.record(line, part.value, status)
-
-    def parts(self, parts: Iterator[tuple[FramedLine, str, Any, str]]) -> int:
-        """Take records framed elsewhere (a folder's: line, JSON path, value and status), in
-        order; the bytes they cover."""
-        self.paths = {}
-        covered = 0
-        for line, path, value, status in parts:
-            self.paths[line.position] = path
-            covered += line.end - line.start
-            if self.undecided:
-                self.head.append((line, value, status))
-                if len(self.head) >= 32:
-                    self.decide()
-            else:
-                self.record(line, value, status)
-        return covered
 
     def line(self, line: FramedLine) -> None:
         obj, status = _decode(line)
@@ -453,8 +427,10 @@ def ingest(
     sink: RowSink | None = None,
     prefix_counts: Collection[int] = (),
     resume: Checkpoint | None = None,
+    framing: Framing | None = None,
 ) -> SourceResult:
-    """Ingest the file at a canonical locator.
+    """Ingest the source at a canonical locator, framed as discovery chose (`framing`; by
+    default as `traceidx.sources.discover.framing_of` its locator).
 
     `sink` (optional) receives settled rows while reading (see the module docstring); it sees
     rows of a source that may still end up skipped, which its caller then discards.
@@ -465,13 +441,7 @@ def ingest(
     """
     result = SourceResult(locator, "failed")
     try:
-        framing = framing_of(locator)
-        if framing == "folder":
-            return _ingest_folder(result, settings, sink, prefix_counts)
-        database = rowsource.parse(locator) if framing == "rows" else None
-        if database is not None:
-            return _ingest_rows(result, database, settings, sink, prefix_counts)
-        return _ingest(result, settings, sink, prefix_counts, resume)
+        return _read(result, framing or framing_of(locator), settings, sink, prefix_counts, resume)
     except PublishError:  # writing the build's rows failed: no source's fault
         raise
     except Exception as exc:  # a bug on this source's data: the rest of the build goes on
@@ -493,147 +463,55 @@ def bug_reason(runtime: str | None, where: str, cause: Exception, on_line: bool 
     )
 
 
-def _ingest(
+def _read(
     result: SourceResult,
+    framing: Framing,
     settings: Settings,
     sink: RowSink | None,
     prefix_counts: Collection[int],
     resume: Checkpoint | None,
 ) -> SourceResult:
-    locator = result.locator
-    try:
-        with open_regular(locator) as stream:
-            result.size, result.mtime_ns = stat_of(locator, stream)  # of the file read
-            run = _Run(result, settings, sink, prefix_counts)
-            framer = Framer(settings.max_record_bytes)
-            if framing_of(locator) == "document":
-                data = b"".join(logical_chunks(stream, result.stream))
-                run.document(data)
-                if run.undecided:
-                    run.decide()
-                result.indexed_bytes = len(data)
-                return _conclude(result, run, settings)
-            if resume is not None:
-                framer = run.restore(resume)
-                result.resumed = resume
-                result.head = head_fingerprint(locator, result.size)
-                stream.seek(resume.offset)
-                chunks: Iterator[bytes] = iter(lambda: stream.read(CHUNK_BYTES), b"")
-            else:
-                chunks = logical_chunks(stream, result.stream)
-            checked = framer.offset  # where the last chunk that is not UTF-8 ends
-            for chunk in chunks:  # (checked only where a decoder may skip members)
-                if (run.undecided or run.decoder is not _DECODE) and not valid_utf8(chunk):
-                    checked = framer.offset + framer.tail_bytes + len(chunk)
-                lines = framer.feed(chunk)
-                run.lines(lines, not lines or lines[0].start >= checked)
-        if run.undecided:
-            run.decide()
-    except OSError as exc:
-        return _unreadable(result, exc)
-    result.tail_bytes = framer.tail_bytes
-    result.indexed_bytes = framer.offset
-    if result.stream.corrupt_reason:
-        result.warnings.append(
-            f"{locator}: {result.stream.corrupt_reason} (decoded offset "
-            f"{result.stream.corrupt_at}); records before it are kept, the rest is unreadable"
-        )
-    return _conclude(result, run, settings)
-
-
-def _unreadable(result: SourceResult, exc: OSError) -> SourceResult:
-    """A source that vanished or could not be read during the build, with no records."""
-    if isinstance(exc, FileNotFoundError):
-        result.reason, result.vanished = "vanished during the build", True
-    else:
-        result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
-    result.records = _NO_RECORDS
-    return result
-
-
-def _ingest_folder(
-    result: SourceResult, settings: Settings, sink: RowSink | None, prefix_counts: Collection[int]
-) -> SourceResult:
-    """Ingest a session folder: its members' records, framed as traceidx.sources.folder says."""
+    """Feed the source's framed Records (traceidx.sources.stream) to its run, then conclude."""
     run = _Run(result, settings, sink, prefix_counts)
+    start = None
+    if resume is not None:
+        start = run.restore(resume)
+        result.resumed = resume
+    if framing == "rows":
+        run.row_keys = []
+    stream = SourceStream(result.locator, framing, settings.max_record_bytes, start)
     try:
-        result.size, result.mtime_ns = folder.stamp(result.locator)
-        framed = folder.records(result.locator, settings.max_record_bytes)
-        result.indexed_bytes = run.parts((r.line, r.path, r.value, r.status) for r in framed)
-    except OSError as exc:
-        return _unreadable(result, exc)
-    if run.undecided:
-        run.decide()
-    return _conclude(result, run, settings)
-
-
-#: rows of a database source framed per call of `_Run.lines`
-ROW_BATCH: Final = 256
-
-
-def _ingest_rows(
-    result: SourceResult,
-    where: rowsource.Located,
-    settings: Settings,
-    sink: RowSink | None,
-    prefix_counts: Collection[int],
-) -> SourceResult:
-    """Ingest one session of a database: its rows, framed as traceidx.sources.rowsource says."""
-    run = _Run(result, settings, sink, prefix_counts)
-    row_keys: list[tuple[str, str]] = []
-    run.row_keys = row_keys
-    session = where.session
-    offset = 0
-    try:
-        with rowsource.reading(where.database, where.layout) as reader:
-            if session is None:  # the database holds sources; it is none itself
-                return _skip(
-                    result,
-                    "a database: each of its sessions is a source of its own "
-                    f"({where.database}{rowsource.SEPARATOR}<session id>)",
-                )
-            result.database = reader.state
-            stamp = reader.stamp(session)
-            if stamp is None:
-                result.reason, result.vanished = "vanished during the build", True
-                result.records = _NO_RECORDS
-                return result
-            result.size, result.mtime_ns = stamp
-            limit = settings.max_record_bytes
-            batch: list[FramedLine] = []
-            for table, key, data in reader.rows(session):
-                end = offset + len(data)
-                kept = data if len(data) <= limit else None
-                batch.append(FramedLine(len(row_keys), offset, end, fingerprint(data), kept))
-                row_keys.append((table, key))
-                offset = end + 1
-                if len(batch) >= ROW_BATCH:
-                    run.lines(batch, True)
-                    batch = []
-            run.lines(batch, True)
+        for batch in stream.batches():
+            run.take(batch)
+            stream.check_utf8 = run.undecided or run.decoder is not _DECODE
     except FileNotFoundError:
         result.reason, result.vanished = "vanished during the build", True
         result.records = _NO_RECORDS
         return result
-    except rowsource.Foreign as exc:
-        return _skip(result, f"a SQLite database, not this runtime's: {exc}")
-    except (rowsource.Unreadable, rowsource.Changed) as exc:
-        result.reason = f"{exc}; the next build reads it again"
-        result.records = _NO_RECORDS
+    except NotASource as exc:
+        return _skip(result, str(exc))
+    except Unavailable as exc:
+        result.reason, result.records = f"{exc}; the next build reads it again", _NO_RECORDS
         return result
     except OSError as exc:
         result.reason = f"cannot read: {exc.strerror or exc}; check its permissions"
         result.records = _NO_RECORDS
         return result
+    result.size, result.mtime_ns = stream.size, stream.mtime_ns
+    result.stream, result.database = stream.stats, stream.database
+    result.indexed_bytes, result.tail_bytes = stream.indexed_bytes, stream.tail_bytes
+    result.head = stream.head
+    if result.stream.corrupt_reason:
+        result.warnings.append(
+            f"{result.locator}: {result.stream.corrupt_reason} (decoded offset "
+            f"{result.stream.corrupt_at}); records before it are kept, the rest is unreadable"
+        )
     if run.undecided:
         run.decide()
-    result.indexed_bytes = offset
     return _conclude(result, run, settings)
 
 
 def _conclude(result: SourceResult, run: _Run, settings: Settings) -> SourceResult:
-    if result.head is None:  # the head as read (a file grown since stat is cut back)
-        result.head = head_digest(result.stream.head[: result.size])
     if result.indexed_bytes == 0:
         return _skip(result, "no complete line (empty or unterminated)")
     if run.adapter is None and result.outside:

@@ -61,6 +61,7 @@ from traceidx.runtimes import FileRule, declared, file_rules
 from traceidx.sources import folder as session_folder
 from traceidx.sources import rowsource
 from traceidx.sources.sourceio import kind_of, stat_of
+from traceidx.sources.stream import Framing
 
 TRACE_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
 _DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
@@ -81,7 +82,7 @@ def declared_rule(folder: str, name: str) -> FileRule | None:
     return None
 
 
-def framing_of(locator: str) -> str:
+def framing_of(locator: str) -> Framing:
     """How a candidate is split into Records: ``rows`` (a session of a runtime's database, or
     the database itself: `traceidx.sources.rowsource`), ``folder`` (a session folder:
     `traceidx.sources.folder`), ``document`` (a JSON file rewritten whole:
@@ -114,9 +115,14 @@ def default_roots() -> dict[str, list[Path]]:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A file to try, by canonical locator."""
+    """A file to try, by canonical locator, and how it is framed into Records."""
 
     locator: str
+    framing: Framing
+
+    @staticmethod
+    def of(locator: str) -> Candidate:
+        return Candidate(locator, framing_of(locator))
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,7 +309,7 @@ def discover(
             if storage.is_uri(path):
                 locators: Iterable[str] = _listed(path, listed, superseded, problems)
                 for locator in locators:
-                    seen.setdefault(locator, Candidate(locator))
+                    seen.setdefault(locator, Candidate.of(locator))
                 continue
             path = Path(storage.local_path(path))
         if path.is_dir():
@@ -323,7 +329,7 @@ def discover(
         for locator in locators:
             if locator in seen or _expanded(locator, seen, listed, known or {}):
                 continue
-            seen[locator] = Candidate(locator)
+            seen[locator] = Candidate.of(locator)
     dropped = {s.locator: s for s in superseded if _canonical(s.locator) not in seen}
     return Discovery(
         [seen[k] for k in sorted(seen)],
@@ -347,7 +353,7 @@ def _expanded(
     unchanged = known.get(locator)
     if unchanged is not None and _state(locator) == unchanged.state:
         for candidate, stamp in unchanged.stamps.items():
-            seen.setdefault(candidate, Candidate(candidate))
+            seen.setdefault(candidate, Candidate.of(candidate))
             found.stats[candidate] = stamp
         found.gone.update(unchanged.gone)
         found.databases[locator] = unchanged.state
@@ -358,7 +364,7 @@ def _expanded(
         return False
     for session, stamp in sorted(sessions.items()):
         candidate = rowsource.locator_of(locator, session)
-        seen.setdefault(candidate, Candidate(candidate))
+        seen.setdefault(candidate, Candidate.of(candidate))
         found.stats[candidate] = stamp
     found.databases[locator] = state
     return True
@@ -387,7 +393,7 @@ def _session(
         problems.append(f"{path}: no session {where.session} in {database}")
         return
     locator = rowsource.locator_of(database, where.session)
-    seen.setdefault(locator, Candidate(locator))
+    seen.setdefault(locator, Candidate.of(locator))
     stats[locator] = sessions[where.session]
 
 

@@ -24,6 +24,7 @@ import pyarrow as pa
 import zstandard
 
 from traceidx import storage
+from traceidx.sources.frame import FINGERPRINT_ALGORITHM, FINGERPRINTS
 
 ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 CHUNK_BYTES: Final = 1 << 20
@@ -288,3 +289,16 @@ def read_range(locator: str, start: int, end: int) -> bytes:
             if offset >= end:
                 break
         return bytes(out)
+
+
+def head_digest(head: bytes) -> str:
+    """The fingerprint (`frame.FINGERPRINT_ALGORITHM`) of a file's first bytes (at most
+    HEAD_BYTES of them). A head stored under another algorithm never matches: the source is
+    then re-read from its first byte, which is always correct."""
+    return FINGERPRINTS[FINGERPRINT_ALGORITHM](head[:HEAD_BYTES])
+
+
+def head_fingerprint(locator: str, size: int) -> str:
+    """`head_digest` of the file's first min(HEAD_BYTES, `size`) bytes, read from disk."""
+    with open_regular(locator) as stream:
+        return head_digest(stream.read(min(HEAD_BYTES, size)))
