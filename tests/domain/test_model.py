@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from traceidx.domain import model
-from traceidx.domain.schema import SHAPE_BY_ROLE, SHAPES, table_schema, to_row
 from traceidx.domain.text import estimate_tokens, text_content
+from traceidx.tables.schema import SHAPE_BY_ROLE, SHAPES, table_schema, to_row
 
 CONTRACT_PAIRS = {
     "human.request": "Text",
