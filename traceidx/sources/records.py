@@ -24,8 +24,8 @@ from typing import Final
 
 import numpy as np
 
-from traceidx.domain.ids import record_ids
 from traceidx.domain.model import ByteRange, Record, RowKey
+from traceidx.sources.idruns import record_ids
 
 #: `occurred_at` of a record the runtime wrote no time on
 NO_TIME: Final = -(1 << 63)
