@@ -24,8 +24,8 @@ import pyarrow.parquet as pq
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from traceidx.domain.model import TABLES
-from traceidx.projection.encode import ID_COLUMNS
 from traceidx.store.dataset import read_published
+from traceidx.tables.encode import ID_COLUMNS
 
 #: the column each table's rows are sorted by (unique within a dataset)
 SORT_COLUMNS = {**ID_COLUMNS, "sessions": "session_id"}

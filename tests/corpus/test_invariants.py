@@ -10,7 +10,6 @@ import pytest
 from tests.support.files import WITH_CORPUS
 from traceidx.analysis.query import connect
 from traceidx.domain.model import LOOP_BOUND_ROLES
-from traceidx.domain.schema import SHAPE_BY_ROLE, SHAPES
 from traceidx.domain.text import DEFAULT_TEXT_LIMIT
 from traceidx.runtimes import RUNTIMES as REGISTRY
 from traceidx.runtimes import names as runtime_names
@@ -18,6 +17,7 @@ from traceidx.sources.folder import is_folder, read_member
 from traceidx.sources.frame import fingerprint
 from traceidx.sources.rowsource import read_row
 from traceidx.sources.sourceio import read_range
+from traceidx.tables.schema import SHAPE_BY_ROLE, SHAPES
 
 
 @pytest.fixture(scope="module")

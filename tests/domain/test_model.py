@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from traceidx.domain import model
-from traceidx.domain.schema import SHAPE_BY_ROLE, SHAPES, table_schema, to_row
 from traceidx.domain.text import estimate_tokens, text_content
+from traceidx.tables.schema import SHAPE_BY_ROLE, SHAPES, table_schema, to_row
 
 CONTRACT_PAIRS = {
     "human.request": "Text",
@@ -147,18 +147,19 @@ def test_record_ids_are_the_documented_stream_in_bulk_and_one_by_one(
     from hashlib import blake2b
 
     from traceidx.domain import ids
+    from traceidx.sources import idruns
 
     seed = int.from_bytes(blake2b(b"record\x1f%d" % source, digest_size=8).digest(), "big")
     seed &= (1 << 63) - 1
     expected = [_splitmix63(seed, p + 1) for p in range(first, first + count)]
     assert [ids.record_id(source, p) for p in range(first, first + count)] == expected
-    assert list(ids.record_ids(source, first, count)) == expected
+    assert list(idruns.record_ids(source, first, count)) == expected
 
 
 def test_record_ids_of_one_source_never_collide() -> None:
-    from traceidx.domain import ids
+    from traceidx.sources import idruns
 
-    many = ids.record_ids(12345, 0, 1_000_000)
+    many = idruns.record_ids(12345, 0, 1_000_000)
     assert len(set(many)) == len(many) and min(many) >= 0
 
 
@@ -174,6 +175,7 @@ def test_item_ids_are_the_documented_stream_in_bulk_and_one_by_one(
     from hashlib import blake2b
 
     from traceidx.domain import ids
+    from traceidx.sources import idruns
 
     seed = int.from_bytes(blake2b(b"item\x1f%d" % source, digest_size=8).digest(), "big")
     seed &= (1 << 63) - 1
@@ -182,5 +184,5 @@ def test_item_ids_are_the_documented_stream_in_bulk_and_one_by_one(
         for p, o in keys
     ]
     assert [ids.item_id(source, p, o) for p, o in keys] == expected
-    assert ids.item_ids(source, [p for p, _ in keys], [o for _, o in keys]) == expected
+    assert idruns.item_ids(source, [p for p, _ in keys], [o for _, o in keys]) == expected
     assert len(set(expected)) == len(expected)

@@ -15,10 +15,11 @@ from traceidx.adapters import adapters
 from traceidx.analysis.query import VIEWS, connect, view_sql
 from traceidx.analysis.reports import REPORTS
 from traceidx.demo import sample_files
-from traceidx.domain.model import DERIVED_COLUMNS, TABLES
-from traceidx.domain.schema import table_schema
+from traceidx.domain.columns import DERIVED_COLUMNS
+from traceidx.domain.model import TABLES
 from traceidx.pipeline.job import build
 from traceidx.store.dataset import read_manifest
+from traceidx.tables.schema import table_schema
 
 
 def _contents(dataset: Path) -> dict[str, list[dict[str, object]]]:
@@ -145,15 +146,15 @@ def test_manifest_lists_sources_with_their_state(tmp_path: Path) -> None:
 
 
 def test_an_id_collision_fails_loudly_instead_of_merging(tmp_path: Path) -> None:
-    from traceidx.projection.encode import (
+    from traceidx.pipeline.worker import source_rows
+    from traceidx.projection.ingest import Settings, ingest
+    from traceidx.tables.encode import (
         IdCollision,
         IdGuard,
         check_ids,
         encode_rows,
         id_column,
-        source_rows,
     )
-    from traceidx.projection.ingest import Settings, ingest
 
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"type":"user","sessionId":"s","message":{"content":"hi"}}\n')

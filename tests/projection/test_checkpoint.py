@@ -23,10 +23,10 @@ from tests.support.files import fixture_path
 from traceidx.adapters import adapters
 from traceidx.domain.drafts import Draft, DraftItem, DraftLoop, DraftSession
 from traceidx.domain.model import TABLES
-from traceidx.domain.schema import table_schema
 from traceidx.pipeline.job import build
-from traceidx.projection.encode import ID_COLUMNS
 from traceidx.store.dataset import read_manifest
+from traceidx.tables.encode import ID_COLUMNS
+from traceidx.tables.schema import table_schema
 
 RUNTIMES = ("claude", "codex", "pi", "dsh")
 

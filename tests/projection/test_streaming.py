@@ -20,8 +20,8 @@ import traceidx.projection.ingest as ingest_module
 from tests.support.files import FIXTURES, WITH_CORPUS, corpus_path
 from traceidx.domain.model import TABLES
 from traceidx.pipeline.job import build
-from traceidx.projection.encode import ID_COLUMNS
 from traceidx.store.dataset import read_manifest
+from traceidx.tables.encode import ID_COLUMNS
 
 
 def _table(dataset: Path, table: str) -> pa.Table:

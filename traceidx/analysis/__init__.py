@@ -2,7 +2,8 @@
 evidence checks, the HTML report, the summary a statusline reads and the usage rollup
 `report usage` answers from.
 
-It may import the domain, sources (to re-read evidence) and the store; never the build.
+It may import the domain, sources (to re-read evidence), the tables' schema and the store; never
+the build.
 """
 
 from __future__ import annotations
@@ -11,5 +12,6 @@ from __future__ import annotations
 MAY_IMPORT: tuple[str, ...] = (
     "traceidx.domain",
     "traceidx.sources",
+    "traceidx.tables",
     "traceidx.store",
 )

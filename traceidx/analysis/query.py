@@ -83,7 +83,7 @@ def connect(
     manifest = store.read_published()
     if manifest is None:
         raise DatasetError(f"{root}: no dataset here yet (run `traceidx build` first)")
-    from traceidx.domain.schema import schema_digest
+    from traceidx.tables.schema import schema_digest
 
     written = manifest.settings.schema if manifest.settings is not None else ""
     if written and written != schema_digest():
@@ -117,7 +117,7 @@ def _define_views(
         if files.get(table) and store is not None and store.filesystem is not None:
             import pyarrow.dataset as ds
 
-            from traceidx.domain.schema import table_schema
+            from traceidx.tables.schema import table_schema
 
             parts = [store.path(f) for f in files[table]]
             scanned = ds.dataset(parts, table_schema(table), "parquet", store.filesystem)
@@ -130,7 +130,7 @@ def _define_views(
                 f"{_sql_list([store.path(f) for f in files[table]])}, hive_partitioning = false)"
             )
         else:
-            from traceidx.domain.schema import table_schema
+            from traceidx.tables.schema import table_schema
 
             empty = table_schema(table).empty_table()
             con.register(f"_{table}_empty", empty)

@@ -14,6 +14,7 @@ MAY_IMPORT: tuple[str, ...] = (
     "traceidx.store",
     "traceidx.adapters",
     "traceidx.projection",
+    "traceidx.tables",
     "traceidx.pipeline",
     "traceidx.analysis",
     "traceidx.demo",

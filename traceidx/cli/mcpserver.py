@@ -248,7 +248,7 @@ def server(dataset: Path, limits: Limits | None = None) -> MCPServer[Any]:
     from traceidx.analysis.query import VIEWS, view_summary
     from traceidx.analysis.reports import REPORTS, params, report_summary, run_report
     from traceidx.analysis.search import COLUMNS, Query, search
-    from traceidx.domain.model import COLUMN_DOCS, DERIVED_COLUMNS
+    from traceidx.domain.columns import COLUMN_DOCS, DERIVED_COLUMNS
 
     limits = limits or Limits()
     calls = Calls(locked_connection(dataset, limits.memory), limits)

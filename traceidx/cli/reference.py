@@ -29,7 +29,17 @@ def _help(parser: argparse.ArgumentParser) -> str:
 
 
 #: the stage packages in the order data flows through them
-STAGES = ("domain", "sources", "adapters", "store", "projection", "pipeline", "analysis", "cli")
+STAGES = (
+    "domain",
+    "sources",
+    "adapters",
+    "store",
+    "projection",
+    "tables",
+    "pipeline",
+    "analysis",
+    "cli",
+)
 
 
 def _summary(path: Path) -> str:
@@ -88,7 +98,7 @@ def markdown() -> str:
     """The whole reference page."""
     from traceidx.analysis.query import describe_views, view_summary
     from traceidx.cli.parser import parser as build_parser
-    from traceidx.domain.model import COLUMN_DOCS, DERIVED_COLUMNS
+    from traceidx.domain.columns import COLUMN_DOCS, DERIVED_COLUMNS
 
     parser = build_parser()
     lines = [

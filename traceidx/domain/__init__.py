@@ -1,7 +1,9 @@
 """The domain: the runtime-neutral model (Source, Record, Session, Loop, Item and the typed
-Semantic), its Arrow schema, evidence-derived ids and the rules every adapter shares.
+Semantic), its columns' descriptions, evidence-derived ids and the rules every adapter shares.
 
-The lowest stage: it reads no file and knows no runtime. It may import only `traceidx.errors`.
+The lowest stage: it reads no file and knows no runtime, and it holds no Arrow, DuckDB, Polars
+or numpy (the Arrow schema derived from its Structs is `traceidx.tables`; ids of whole runs are
+computed by `traceidx.sources.idruns`). It may import only `traceidx.errors`.
 """
 
 from __future__ import annotations

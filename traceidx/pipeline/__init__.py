@@ -1,7 +1,7 @@
 """The build job: plan what changed, project each changed source in a worker (a local process
 pool or Ray), stage the rows and publish the new generation atomically.
 
-It may import every stage below it: domain, sources, adapters, projection and the store.
+It may import every stage below it: domain, sources, adapters, projection, tables and the store.
 """
 
 from __future__ import annotations
@@ -12,5 +12,6 @@ MAY_IMPORT: tuple[str, ...] = (
     "traceidx.sources",
     "traceidx.adapters",
     "traceidx.projection",
+    "traceidx.tables",
     "traceidx.store",
 )

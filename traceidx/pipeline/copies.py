@@ -31,10 +31,10 @@ from pathlib import Path
 from traceidx.domain.model import Source
 from traceidx.pipeline.staging import Stage, fine_bucket, fine_order, spool
 from traceidx.pipeline.sync import Decision
-from traceidx.projection.encode import encode_rows
 from traceidx.sources.frame import FINGERPRINT_ALGORITHM
 from traceidx.sources.prefixes import prefix_digests
 from traceidx.store.manifest import SourceEntry
+from traceidx.tables.encode import encode_rows
 
 #: the digest of a source's first N record fingerprints (None when it cannot be known), given
 #: every count its group may ask for (a file is read once for all of them)

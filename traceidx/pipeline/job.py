@@ -40,10 +40,10 @@ from traceidx.pipeline.plan import (
 from traceidx.pipeline.publish import PruneReport, Publication, PublishInputs, prune
 from traceidx.pipeline.staging import Stage
 from traceidx.pipeline.worker import SourceOutcome, SourceReport, Task, tuned
-from traceidx.projection.encode import IdGuard
 from traceidx.projection.ingest import Settings
 from traceidx.store.manifest import Manifest
 from traceidx.store.open import open_store
+from traceidx.tables.encode import IdGuard
 
 __all__ = ["BuildReport", "PruneReport", "SourceOutcome", "SourceReport", "build", "prune"]
 

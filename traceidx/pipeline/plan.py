@@ -21,7 +21,6 @@ from typing import Any
 import msgspec
 
 from traceidx.domain.ids import ID_SCHEME
-from traceidx.domain.schema import schema_digest
 from traceidx.pipeline.copies import originals, prefix_reader, recheck_copies, stage_rows
 from traceidx.pipeline.staging import Stage
 from traceidx.pipeline.sync import Decision, ReportAction, decide
@@ -36,6 +35,7 @@ from traceidx.sources.stream import Framing
 from traceidx.store.base import Store
 from traceidx.store.dataset import Partition
 from traceidx.store.manifest import FactSettings, Manifest, SourceEntry, SourceState
+from traceidx.tables.schema import schema_digest
 
 #: called as each source is settled: how many are, of how many, and the source's report
 Progress = Callable[[int, int, SourceReport], None]

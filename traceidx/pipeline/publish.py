@@ -30,7 +30,6 @@ from traceidx.pipeline.plan import dropped, fact_settings
 from traceidx.pipeline.staging import ROW_GROUP_BYTES, PartWriter, Split, Stage
 from traceidx.pipeline.worker import fault_point
 from traceidx.projection import lineage
-from traceidx.projection.encode import ID_COLUMNS
 from traceidx.projection.ingest import Settings
 from traceidx.projection.links import parts_linking
 from traceidx.projection.links import resolve as resolve_links
@@ -39,6 +38,7 @@ from traceidx.store.base import Store
 from traceidx.store.dataset import MAX_BUCKETS, PART_RECORDS, Partition, new_manifest
 from traceidx.store.manifest import FactSettings, Manifest, PartFile, SourceEntry
 from traceidx.store.open import open_store, reader
+from traceidx.tables.encode import ID_COLUMNS
 
 #: tables whose rows of a resumed source are all re-stated (one row per source)
 RESTATED = ("sources", "sessions")

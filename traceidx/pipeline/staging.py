@@ -37,11 +37,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from traceidx.domain.schema import dictionary_columns, statistics_columns, table_schema
-from traceidx.projection.encode import ID_COLUMNS, check_ids, id_column
 from traceidx.store.base import Store
 from traceidx.store.dataset import MAX_BUCKETS, STAGING_PREFIX, Partition, part_file
 from traceidx.store.manifest import PartFile
+from traceidx.tables.encode import ID_COLUMNS, check_ids, id_column
+from traceidx.tables.schema import dictionary_columns, statistics_columns, table_schema
 
 PARQUET_OPTIONS: dict[str, object] = {"compression": "zstd"}
 #: a row group of a written part holds about this many bytes of Arrow data

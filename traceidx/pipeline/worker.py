@@ -1,11 +1,12 @@
 """The worker: one source in, its rows spooled to the stage and its outcome out.
 
-`process` reads and projects one source (projection.ingest) and encodes its rows; a batch of
-sources (`process_batch`, one task) spools the rows of all its sources to Arrow IPC files in
-the staging folder, by group, ordered so that any bucket's rows are one slice
-(traceidx.pipeline.staging), and hands back only small outcomes: the build process keeps where rows
-are, never the rows. The worker is a plain function of its inputs: it touches no manifest
-and publishes nothing, so any engine can run it (traceidx.pipeline.engines).
+`process` reads and projects one source (projection.ingest) and encodes its rows
+(`source_rows`, then traceidx.tables.encode); a batch of sources (`process_batch`, one task)
+spools the rows of all its sources to Arrow IPC files in the staging folder, by group, ordered
+so that any bucket's rows are one slice (traceidx.pipeline.staging), and hands back only small
+outcomes: the build process keeps where rows are, never the rows. The worker is a plain
+function of its inputs: it touches no manifest and publishes nothing, so any engine can run it
+(traceidx.pipeline.engines).
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from traceidx.pipeline.staging import Run, Spooled, fine_bucket, fine_order, spo
 from traceidx.pipeline.sync import Decision, ReportAction
 from traceidx.projection.checkpoint import code_version
 from traceidx.projection.checkpoint import load as load_checkpoint
-from traceidx.projection.encode import encode_rows, row_count, source_rows
 from traceidx.projection.ingest import Settings, SourceResult, bug_reason, ingest
 from traceidx.projection.lineage import candidates
-from traceidx.store.dataset import Partition
+from traceidx.store.dataset import Partition, partition_of
 from traceidx.store.manifest import SourceEntry, SourceState
+from traceidx.tables.encode import encode_rows, row_count
 
 FAULT_VARIABLE = "TRACEIDX_FAULT"
 
@@ -236,6 +237,25 @@ def process(work: SourceWork, task: Task) -> SourceOutcome:
         tail,
     )
     return SourceOutcome(replace(report, resumed=tail is not None), staged)
+
+
+def source_rows(
+    result: SourceResult, layout: dict[str, int]
+) -> tuple[Partition, dict[str, list[Any]]] | None:
+    """The partition (in `layout`) and the rows of an indexed source, by table (None
+    otherwise): what `traceidx.tables.encode.encode_rows` encodes."""
+    if result.state != "indexed" or result.projection is None or result.source is None:
+        return None
+    session = result.projection.session
+    partition = partition_of(session.runtime, session.created_at, session.session_id, layout)
+    return partition, {
+        "sources": [result.source],
+        "records": [result.records],
+        "sessions": [session],
+        "loops": result.projection.loops,
+        "items": result.projection.item_runs,
+        "model_calls": result.projection.calls,
+    }
 
 
 def _from(result: SourceResult, origin: str | None) -> SourceResult:

@@ -1,5 +1,6 @@
 """Projection: one source in, domain rows out: detect its runtime, feed its Records to the
-adapter, turn the draft into domain objects with ids and links, encode them as Arrow tables.
+adapter, turn the draft into domain objects with ids and links, kept column by column for
+`traceidx.tables` to encode.
 
 It may import the domain, sources, adapters and the store's partition layout.
 """

@@ -42,6 +42,7 @@ from traceidx.domain.rules import UsageSample, billed, sum_usage
 from traceidx.domain.shell import parse_shell
 from traceidx.domain.text import DEFAULT_TEXT_LIMIT, text_content, text_row
 from traceidx.projection.items import ItemColumns, value_row
+from traceidx.sources.idruns import item_ids
 
 _SESSION_REF_MEMBER: Final = {
     "agent.delegation": "child_session_id",
@@ -288,7 +289,7 @@ class Projector:
             ordinals[first] = ordinal + 1
             firsts.append(first)
             numbers.append(ordinal)
-        out.item_ids = ids.item_ids(source_id, firsts, numbers)
+        out.item_ids = item_ids(source_id, firsts, numbers)
         for draft, item_id in zip(drafts, out.item_ids, strict=True):
             if draft.call_id is not None:  # every call first: an output may precede its call
                 calls[draft.call_id] = item_id

@@ -168,8 +168,8 @@ def cmd_search(args: argparse.Namespace) -> Reply:
 
 def cmd_schema(args: argparse.Namespace) -> Reply:
     from traceidx.analysis.query import describe_views, view_summary
-    from traceidx.domain.model import COLUMN_DOCS, DERIVED_COLUMNS
-    from traceidx.domain.schema import table_schema
+    from traceidx.domain.columns import COLUMN_DOCS, DERIVED_COLUMNS
+    from traceidx.tables.schema import table_schema
 
     # tables: the derived Arrow schema; views: DuckDB's description of the shipped view SQL
     out: list[tuple[str, str, str, str, str]] = []

@@ -21,6 +21,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from traceidx.domain import model
+from traceidx.domain.columns import COLUMN_DOCS
 
 #: Value Struct -> the name of its child in the stored `semantic` struct.
 SHAPE_OF: Final[dict[type[msgspec.Struct], str]] = {}
@@ -97,7 +98,7 @@ def table_schema(table: str) -> pa.Schema:
     cls = model.TABLES[table]
     info = mi.type_info(cls)
     assert isinstance(info, mi.StructType)
-    docs = model.COLUMN_DOCS.get(table, {})
+    docs = COLUMN_DOCS.get(table, {})
     fields = []
     for f in info.fields:
         meta = {"description": docs[f.name]} if f.name in docs else None

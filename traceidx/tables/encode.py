@@ -1,8 +1,9 @@
-"""Encoding: one ingested source to Arrow tables, and the id-uniqueness guard of a build.
+"""Encoding: rows by table to Arrow tables, and the id-uniqueness guard of a build.
 
 Rows are ordered deterministically (records by position, loops by session position, items by
 emission order), so the same input encodes to the same tables. Encoding runs in the worker
-that ingested the source; only Arrow tables cross the process boundary.
+that ingested the source (`traceidx.pipeline.worker.source_rows` gives its rows by table); only
+Arrow tables cross the process boundary.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from traceidx.domain.schema import to_table
 from traceidx.errors import IdCollision
-from traceidx.projection.ingest import SourceResult
-from traceidx.projection.items import items_table
-from traceidx.sources.records import records_table
-from traceidx.store.dataset import Partition, partition_of
+from traceidx.tables.items import items_table
+from traceidx.tables.records import records_table
+from traceidx.tables.schema import to_table
 
 ID_COLUMNS = {
     "sources": "source_id",
@@ -28,25 +27,6 @@ ID_COLUMNS = {
     "items": "item_id",
     "model_calls": "call_id",
 }
-
-
-def source_rows(
-    result: SourceResult, layout: dict[str, int]
-) -> tuple[Partition, dict[str, list[Any]]] | None:
-    """The partition (in `layout`) and the rows of an indexed source, by table (None
-    otherwise)."""
-    if result.state != "indexed" or result.projection is None or result.source is None:
-        return None
-    session = result.projection.session
-    partition = partition_of(session.runtime, session.created_at, session.session_id, layout)
-    return partition, {
-        "sources": [result.source],
-        "records": [result.records],
-        "sessions": [session],
-        "loops": result.projection.loops,
-        "items": result.projection.item_runs,
-        "model_calls": result.projection.calls,
-    }
 
 
 #: tables whose rows are kept column by column, in runs, and how to encode those runs
