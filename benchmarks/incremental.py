@@ -54,7 +54,7 @@ def _command(corpus: Path, dataset: Path, jobs: int) -> float:
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "traceidx.cli.main", "build", str(corpus), "--dataset",
-         str(dataset), "--jobs", str(jobs), "--quiet"],
+         str(dataset), "--jobs", str(jobs)],
         check=True, capture_output=True,
     )  # fmt: skip
     return time.perf_counter() - start

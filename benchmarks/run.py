@@ -97,14 +97,16 @@ CCUSAGE = "ccusage@20.0.24"
 
 # Peak memory: the build process's own high-water mark (VmHWM, which exec resets, unlike
 # ru_maxrss) and the largest worker's ru_maxrss. The child sets up its process as the
-# `traceidx build` command does (`traceidx.cli.process.configure`) and times the build alone,
-# without the interpreter's start; its CPU time is the build process's during the build
-# plus its workers' (reaped when the build's pool shuts down).
+# `traceidx build` command does (`traceidx.cli.process`: `configure`, `owns_arrow`) and times
+# the build alone, without the interpreter's start; its CPU time is the build process's
+# during the build plus its workers' (reaped when the build's pool shuts down).
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 from traceidx.cli.process import configure
 configure()
+from traceidx.cli.process import owns_arrow
+owns_arrow()
 from traceidx.pipeline.job import build
 def cpu(who):
     usage = resource.getrusage(who)

@@ -300,9 +300,7 @@ def test_a_dataset_of_the_older_fingerprint_algorithm_upgrades(
     archive.mkdir()
     dataset = tmp_path / "ds"
     with monkeypatch.context() as older:
-        older.setattr(
-            traceidx.sources.stream, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM
-        )
+        older.setattr(traceidx.sources.stream, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM)
         older.setattr(traceidx.pipeline.plan, "FINGERPRINT_ALGORITHM", LEGACY_ALGORITHM)
         build([traces.parent, archive], dataset, jobs=1)
     before = published_facts(dataset)

@@ -37,6 +37,7 @@ from traceidx.pipeline.worker import (
     process_batch,
     tune_process,
 )
+from traceidx.tables.schema import skip_pandas_probe
 
 Engine = Literal["local", "ray"]
 ENGINES: tuple[Engine, ...] = ("local", "ray")
@@ -62,10 +63,17 @@ def run_batches(
             yield process_batch(batch, task)
     else:
         workers = min(jobs, len(batches))
-        with ProcessPoolExecutor(max_workers=workers, initializer=tune_process) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_pool_worker) as pool:
             yield from _in_order(
                 batches, 2 * jobs, lambda b: pool.submit(process_batch, b, task), Future.result
             )
+
+
+def _pool_worker() -> None:
+    """Set up a pool worker process (it only ever builds): tuned, and pyarrow never imports
+    pandas in it (`traceidx.tables.schema.skip_pandas_probe`)."""
+    tune_process()
+    skip_pandas_probe()
 
 
 def _in_order(

@@ -19,9 +19,12 @@ if TYPE_CHECKING:  # a Store is made only where a command reads the dataset
 
 
 def cmd_build(args: argparse.Namespace) -> Reply:
+    from traceidx.cli.process import owns_arrow
     from traceidx.pipeline.job import build
     from traceidx.projection.ingest import Settings
     from traceidx.sources.rowsource import names_session
+
+    owns_arrow()
 
     runtimes = frozenset(args.runtime) if args.runtime else None
     paths = [location(p) for p in args.paths] if args.paths else None

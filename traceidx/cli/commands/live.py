@@ -13,6 +13,7 @@ from traceidx.errors import UsageError
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from traceidx.cli.commands.build import leave_summary
+    from traceidx.cli.process import owns_arrow
     from traceidx.cli.watch import watch
     from traceidx.pipeline.job import build
     from traceidx.projection.ingest import Settings
@@ -22,6 +23,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if not isinstance(args.dataset, Path):
         raise UsageError("watch: keeps a local dataset (a folder) in step, not object storage")
     check_folder(args.dataset)  # before watching: a folder that is no dataset is left alone
+    owns_arrow()
     paths: list[Path] = [Path(p).expanduser() for p in args.paths]
     for path in paths:
         if not path.exists():
