@@ -70,11 +70,11 @@ from traceidx.sources.sourceio import StreamStats, logical_chunks
 TRACEIDX_HOME = str(Path(traceidx.__file__).resolve().parents[1])
 
 
-def _child(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": TRACEIDX_HOME}
-    return subprocess.run(
-        command, capture_output=True, text=True, env=env, cwd=TRACEIDX_HOME, **kwargs
-    )
+def _child(
+    command: list[str], home: str = TRACEIDX_HOME, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": home}
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=home, **kwargs)
 
 
 QUERIES = {
@@ -105,7 +105,10 @@ import json, resource, sys, time
 from pathlib import Path
 from traceidx.cli.process import configure
 configure()
-from traceidx.cli.process import owns_arrow
+try:
+    from traceidx.cli.process import owns_arrow
+except ImportError:  # a source tree from before it
+    owns_arrow = lambda: None
 owns_arrow()
 from traceidx.pipeline.job import build
 def cpu(who):
@@ -191,9 +194,12 @@ def settle() -> None:
     os.sync()
 
 
-def run_build(corpus: Path, dataset: Path, jobs: int) -> dict[str, Any]:
+def run_build(corpus: Path, dataset: Path, jobs: int, home: str = TRACEIDX_HOME) -> dict[str, Any]:
+    """A cold or incremental build by a child process importing the traceidx of `home` (a
+    source tree: by default the one the runner imported)."""
     settle()
-    done = _child([sys.executable, "-c", CHILD, str(corpus), str(dataset), str(jobs)], check=True)
+    command = [sys.executable, "-c", CHILD, str(corpus), str(dataset), str(jobs)]
+    done = _child(command, home, check=True)
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 

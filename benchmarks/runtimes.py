@@ -140,20 +140,35 @@ def database_corpus(source: Path, root: Path, names: tuple[str, ...]) -> list[Pa
     return out
 
 
+def _cold(corpus: Path, jobs: int, home: str | None) -> dict[str, Any]:
+    dataset = corpus.parent / "dataset"
+    shutil.rmtree(dataset, ignore_errors=True)
+    done = (
+        run_build(corpus, dataset, jobs) if home is None else run_build(corpus, dataset, jobs, home)
+    )
+    shutil.rmtree(dataset, ignore_errors=True)
+    return done
+
+
 def measure(
-    runtime: str, corpus: Path, files: list[Path], jobs: int, repeat: int, folders: bool = False
+    runtime: str,
+    corpus: Path,
+    files: list[Path],
+    jobs: int,
+    repeat: int,
+    folders: bool = False,
+    base: str | None = None,
 ) -> dict[str, Any]:
     megabytes = size_of(files) / 1e6
-    runs = []
-    for n in range(repeat):
-        dataset = corpus.parent / f"dataset-{n}"
-        shutil.rmtree(dataset, ignore_errors=True)
-        runs.append(run_build(corpus, dataset, jobs))
-        shutil.rmtree(dataset, ignore_errors=True)
+    runs, before = [], []
+    for n in range(repeat):  # with a base, alternated: base first in even rounds
+        if base is not None and n % 2 == 0:
+            before.append(_cold(corpus, jobs, base))
+        runs.append(_cold(corpus, jobs, None))
+        if base is not None and n % 2 == 1:
+            before.append(_cold(corpus, jobs, base))
     median = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
     items = median["totals"].get("items", 0)
-    text = [p for p in files if p.name.endswith(JSON_SUFFIXES)]
-    decode = parallel_baseline(text, jobs) if len(text) == len(files) else None
     lines = not files[0].name.endswith(".db") and RUNTIMES[runtime].folders == ()
     decode = parallel_baseline(files, jobs) if lines else None  # of JSON lines files only
     result = {
@@ -175,7 +190,26 @@ def measure(
         cpu = statistics.median(r["cpu_seconds"] for r in runs)
         result["decode_cpu_seconds"] = round(decode["cpu_seconds"], 2)
         result["build_over_decode_cpu"] = round(decode["cpu_seconds"] / cpu, 3)
+    if before:
+        base_cpu = statistics.median(r["cpu_seconds"] for r in before)
+        result["before_cpu_seconds"] = round(base_cpu, 2)
+        result["before_exit_codes"] = sorted({r["exit_code"] for r in before})
+        result["cpu_over_before"] = round(
+            statistics.median(r["cpu_seconds"] for r in runs) / base_cpu, 3
+        )
+        if decode is not None:
+            result["before_build_over_decode_cpu"] = round(decode["cpu_seconds"] / base_cpu, 3)
     return result
+
+
+def _commit(tree: Path) -> str:
+    """The commit a source tree is checked out at (its path if it is no git checkout)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True
+    )
+    return done.stdout.strip() or str(tree)
 
 
 def main() -> int:
@@ -184,6 +218,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--base",
+        type=Path,
+        help="a source tree of an earlier commit (e.g. a git worktree): each corpus is built by "
+        "it too, alternated, and its CPU-seconds reported as the before column",
+    )
     parser.add_argument(
         "--runtime", action="append", choices=sorted(RUNTIMES), help="only these (repeatable)"
     )
@@ -210,15 +250,16 @@ def main() -> int:
                 files = scaled_runtime(source, corpus, args.megabytes)
             if not files:
                 continue
-            results.append(measure(label, corpus, files, args.jobs, args.repeat, folders))
+            base = str(args.base.resolve()) if args.base else None
+            results.append(measure(label, corpus, files, args.jobs, args.repeat, folders, base))
             print(json.dumps(results[-1]), file=sys.stderr)
             shutil.rmtree(corpus.parent, ignore_errors=True)
     header = (
         "| runtime | MB | cold build | MB/s | items/s | 2-process decode | build / decode "
-        "| CPU-s: build (median) / decode | by CPU |"
+        "| CPU-s: build (median) / decode | by CPU | before: CPU-s, by CPU | CPU / before |"
     )
     print(header)
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         decode = f"{r['decode_mb_per_s']:,.1f} MB/s" if "decode_mb_per_s" in r else "–"
         ratio = f"{r['build_over_decode']:.3f}" if "build_over_decode" in r else "–"
@@ -226,12 +267,21 @@ def main() -> int:
         if "decode_cpu_seconds" in r:
             cpu += f" / {r['decode_cpu_seconds']:.2f}"
         by_cpu = f"{r['build_over_decode_cpu']:.3f}" if "build_over_decode_cpu" in r else "–"
+        old = "–"
+        if "before_cpu_seconds" in r:
+            old = f"{r['before_cpu_seconds']:.2f}"
+            if "before_build_over_decode_cpu" in r:
+                old += f", {r['before_build_over_decode_cpu']:.3f}"
+        change = f"{r['cpu_over_before']:.3f}" if "cpu_over_before" in r else "–"
         print(
             f"| {r['runtime']} | {r['megabytes']:,.1f} | {r['seconds']:.2f} s | "
-            f"{r['mb_per_s']:,.1f} | {r['items_per_s']:,} | {decode} | {ratio} | {cpu} | {by_cpu} |"
+            f"{r['mb_per_s']:,.1f} | {r['items_per_s']:,} | {decode} | {ratio} | {cpu} | {by_cpu} "
+            f"| {old} | {change} |"
         )
     if args.out:
         payload = {"megabytes": args.megabytes, "jobs": args.jobs, "repeat": args.repeat}
+        if args.base:
+            payload["base"] = _commit(args.base)
         args.out.write_text(json.dumps({**payload, "results": results}, indent=1) + "\n")
     return 0
 
