@@ -169,7 +169,7 @@ def measure(
             before.append(_cold(corpus, jobs, base))
     median = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
     items = median["totals"].get("items", 0)
-    lines = not files[0].name.endswith(".db") and RUNTIMES[runtime].folders == ()
+    lines = files[0].name.endswith(JSON_SUFFIXES) and not folders  # not a database
     decode = parallel_baseline(files, jobs) if lines else None  # of JSON lines files only
     result = {
         "runtime": runtime,
