@@ -43,18 +43,10 @@ def adapters() -> dict[str, type[Adapter]]:
 
 
 def detect(head: list[Any], only: set[str] | None = None) -> type[Adapter] | None:
-    """The adapter whose structure the leading decoded records have, if any: the first by
-    runtime name that claims them."""
-    for cls in _IN_ORDER or _in_order():
-        if (only is None or cls.runtime in only) and cls.claims(head):
-            return cls
+    """The adapter whose structure the leading decoded records have, if any."""
+    for name in sorted(RUNTIMES):
+        if only is None or name in only:
+            cls = adapter(name)
+            if cls.claims(head):
+                return cls
     return None
-
-
-#: every registered adapter, by runtime name (`detect` asks them in this order)
-_IN_ORDER: list[type[Adapter]] = []
-
-
-def _in_order() -> list[type[Adapter]]:
-    _IN_ORDER[:] = adapters().values()
-    return _IN_ORDER

@@ -149,20 +149,26 @@ def candidates(table: str, rows: pa.Table) -> pa.Table:
 def read(table: str, paths: Sequence[str], filesystem: Any = None) -> pa.Table | None:
     """What lineage reads of some published parts of a table (paths of `filesystem`, a
     pyarrow filesystem; None: local files), in the shape `candidates` hands over (None: no
-    parts)."""
+    parts). Only the Parquet leaf columns it reads are decoded (a nested member is read
+    without its siblings: a whole ``semantic`` struct costs several times as much)."""
     if not paths:
         return None
-    import pyarrow.dataset as pads  # only here: workers and cold builds never need it
+    import pyarrow.parquet as pq  # only here: workers and cold builds never need it
 
     items = table == "items"
     columns = ITEM_COLUMNS if items else SESSION_COLUMNS
-    where = (
-        pc.field("semantic", "role").isin(_ANSWERING)
-        if items
-        else pc.field("delegated_from").is_valid()
-    )
-    part = pads.dataset(list(paths), format="parquet", filesystem=filesystem)
-    return part.to_table(columns={n: _expression(c) for n, c in columns.items()}, filter=where)
+    leaves = sorted({".".join(s for s in c if isinstance(s, str)) for c in columns.values()})
+    found = []
+    for path in paths:
+        with pq.ParquetFile(path, filesystem=filesystem) as part:
+            rows = part.read(columns=leaves)
+        projected = pa.table({name: _values(rows, column) for name, column in columns.items()})
+        if items:
+            where = pc.is_in(projected.column("role"), value_set=pa.array(_ANSWERING))
+        else:
+            where = pc.is_valid(projected.column("parent"))
+        found.append(projected.filter(pc.fill_null(where, False)))
+    return pa.concat_tables(found)
 
 
 @dataclass(frozen=True, slots=True)

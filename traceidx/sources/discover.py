@@ -69,10 +69,14 @@ _DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
 TRAJECTORY = ".trajectory.jsonl"
 #: the registered runtimes' files that are not JSON lines (`traceidx.runtimes.FileRule`)
 _RULES: tuple[FileRule, ...] = tuple(file_rules())
+#: whether a file name is named by any of `_RULES` (one pattern for all)
+_ANY_RULE = re.compile("|".join(fnmatch.translate(r.name) for r in _RULES) or "(?!)").match
 
 
 def declared_rule(folder: str, name: str) -> FileRule | None:
     """The registry's rule for a file of that name in that folder, if a runtime declares one."""
+    if not _ANY_RULE(name):  # most names match no rule: one pattern tells
+        return None
     parent = os.path.basename(folder)
     for rule in _RULES:
         if fnmatch.fnmatchcase(name, rule.name) and (
