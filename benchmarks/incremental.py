@@ -8,9 +8,10 @@ transcripts: 933 MB at 40) built once cold, it measures, `--repeat` times each:
 * ``noop``: the same build again, nothing changed: the build's own seconds in its process
   (`run.run_build`) and the whole ``traceidx build`` command's wall seconds (interpreter
   start and imports included);
-* ``append``: one line (a copy of its last line) appended to the source closest to 10 MB,
-  then the build (in process and as a command); the report must say that source was appended
-  and resumed from its checkpoint;
+* ``append``: one line (a copy of its last line) appended to a 10 MB session, then the build
+  (in process and as a command); the report says whether it resumed from its checkpoint. The
+  public transcripts hold no session that long, so the corpus gets one more: the longest
+  transcript's lines written over and over (one session) until 10 MB;
 * ``watch``: ``traceidx watch`` running over the corpus; a line appended to that source, and
   the seconds until the dataset's manifest names a new generation (what a reader sees).
 
@@ -34,6 +35,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.corpora import real_shaped, size_of
 from benchmarks.run import run_build, settle
+from traceidx.demo import copy_ids
 from traceidx.store.dataset import MANIFEST
 
 TARGET_BYTES = 10 << 20
@@ -46,6 +48,16 @@ def _append_last_line(path: Path) -> None:
         out.write(last)
         out.flush()
         os.fsync(out.fileno())
+
+
+def _grown(source: Path, folder: Path) -> Path:
+    """A session of at least `TARGET_BYTES`: `source`'s lines over and over (its ids made
+    unique to it, as a copy's are), in `folder`."""
+    data = copy_ids(source.read_bytes(), 10_000)
+    folder.mkdir()
+    target = folder / source.name
+    target.write_bytes(data * -(-TARGET_BYTES // len(data)))
+    return target
 
 
 def _command(corpus: Path, dataset: Path, jobs: int) -> float:
@@ -112,7 +124,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="traceidx-incremental-") as work:
         corpus, dataset = Path(work) / "corpus", Path(work) / "dataset"
         files = real_shaped(corpus, args.public_claude, args.real_copies)
-        target = min(files, key=lambda p: abs(p.stat().st_size - TARGET_BYTES))
+        target = _grown(max(files, key=lambda p: p.stat().st_size), corpus / "grown")
+        files.append(target)
         cold = run_build(corpus, dataset, args.jobs)
         noop_in, noop_cmd, append_in, append_cmd, resumed = [], [], [], [], []
         for _ in range(args.repeat):
