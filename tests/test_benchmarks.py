@@ -251,3 +251,32 @@ def test_a_runtime_of_session_folders_is_scaled_folder_by_folder(tmp_path: Path)
         con.close()
     assert duplicates == 0 and sessions == sources == 4 * len(copies)
     assert linked == len(copies)  # each copy's subagent links to its own copy's parent
+
+
+def test_incremental_benchmark_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "incremental.json"
+    command = [sys.executable, str(ROOT / "benchmarks" / "incremental.py"), "--real-copies", "1"]
+    command += ["--repeat", "1", "--public-claude", str(corpus_path("public", "claude"))]
+    done = subprocess.run(
+        [*command, "--out", str(out)], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["appended_source_mb"] >= 10  # the long session it appends to
+    for name in ("noop_in_process", "noop_command", "append_one_in_process"):
+        assert len(result[name]["runs"]) == 1 and result[name]["median_s"] > 0
+    assert result["watch_append_to_publish"]["median_s"] > 0  # watch published the append
+
+
+def test_runtimes_benchmark_builds_a_before_tree_too(tmp_path: Path) -> None:
+    corpus_path("generated", "pi")  # (skipped without the shared corpus)
+    out = tmp_path / "runtimes.json"
+    command = [sys.executable, str(ROOT / "benchmarks" / "runtimes.py"), "--megabytes", "1"]
+    command += ["--repeat", "1", "--runtime", "pi", "--base", str(ROOT), "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(out.read_text())["results"]
+    assert row["exit_codes"] == row["before_exit_codes"] == [0]
+    assert row["before_cpu_seconds"] > 0 and row["cpu_over_before"] > 0
+    assert row["before_build_over_decode_cpu"] > 0
+    assert "CPU / before" in done.stdout
