@@ -174,12 +174,14 @@ def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
     from traceidx.demo import copy_ids
 
     data = largest_of("claude", tmp_path / "source").read_bytes()
-    lines = data.splitlines(keepends=True)
-    cuts = [len(lines) // 3, 2 * len(lines) // 3, len(lines)]
     folder = tmp_path / "traces"
     folder.mkdir()
-    trace = folder / "long.jsonl"
     (folder / "other.jsonl").write_bytes(copy_ids(data, 1))  # another session, same month
+    # a copy whose session id is odd: in a bucket other than the first once the month splits
+    data = next(c for k in range(2, 99) if _session_id(c := copy_ids(data, k)) % 2 == 1)
+    lines = data.splitlines(keepends=True)
+    cuts = [len(lines) // 3, 2 * len(lines) // 3, len(lines)]
+    trace = folder / "long.jsonl"
     trace.write_bytes(b"".join(lines[: cuts[0]]))
     dataset = tmp_path / "dataset"
     build([folder], dataset, jobs=1)
@@ -187,14 +189,29 @@ def test_a_resumed_source_whose_month_is_split_equals_a_cold_build(
     monkeypatch.setattr("traceidx.pipeline.publish.PART_RECORDS", 1)  # the month must split now
     for cut in cuts[1:]:
         trace.write_bytes(b"".join(lines[:cut]))
-        assert build([folder], dataset, jobs=1).exit_code == 0
-    buckets = read_manifest(dataset).buckets  # type: ignore[union-attr]
-    assert max(buckets.values()) >= 2
+        report = build([folder], dataset, jobs=1)
+        assert report.exit_code == 0
+        # each resumes: after the split too (its checkpoint was made in the month's one part,
+        # its rows now are in a bucket of it), without reading the file from byte 0 again
+        assert report.totals()["resumed"] == 1
+    manifest = read_manifest(dataset)
+    assert manifest is not None and max(manifest.buckets.values()) >= 2
+    assert not manifest.sources[str(trace)].partition.endswith("/0")  # type: ignore[union-attr]
     cold = tmp_path / "cold"
     build([folder], cold, jobs=1)
     resumed, expected = _tables(dataset), _tables(cold)
     for table in TABLES:
         assert resumed[table].equals(expected[table]), table
+
+
+def _session_id(data: bytes) -> int:
+    """The Session id of a Claude Code transcript (from the first line naming its session)."""
+    import json
+
+    from traceidx.domain import ids
+
+    line = next(line for line in data.splitlines() if b'"sessionId"' in line)
+    return ids.session_id("claude_code", json.loads(line)["sessionId"])
 
 
 def test_adapters_and_drafts_made_from_python_are_whole_and_pickle() -> None:

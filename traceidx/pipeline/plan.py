@@ -349,9 +349,10 @@ class Changes:
         entry = self.known.get(locator)
         decision = decide(locator, entry, self.rebuild or self._stale(entry), listed, framing)
         origin = entry.origin if entry is not None and entry.origin else self.origin
+        partition = entry.partition if entry is not None else None
         if entry is not None and self._in_damaged(entry) and decision.action != "missing":
             decision = dataclasses.replace(decision, action="repaired")  # read again, from byte 0
-        return dataclasses.replace(decision, origin=origin)
+        return dataclasses.replace(decision, origin=origin, partition=partition)
 
     def _stale(self, entry: SourceEntry | None) -> bool:
         """Whether a known source is re-projected because an adapter version changed."""

@@ -87,6 +87,8 @@ class Decision:
     origin: str | None = None
     #: how discovery framed it (None: as `traceidx.sources.discover.framing_of` says)
     framing: Framing | None = None
+    #: the partition its published rows are in (a resumed source's rows must stay there)
+    partition: str | None = None
 
     @property
     def ingest(self) -> bool:

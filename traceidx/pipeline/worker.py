@@ -159,8 +159,10 @@ def process(work: SourceWork, task: Task) -> SourceOutcome:
     framing = work.decision.framing
     result = ingest(locator, settings, sink, counts, resume, framing)
     encoded = source_rows(_from(result, origin), task.layout)
-    if resume is not None and (encoded is None or encoded[0].key != resume.partition):
-        discard()  # an adapter changed its mind, or the group was split: re-read it all
+    # where its published rows are (since a group split, not where its checkpoint was made)
+    published = work.decision.partition or (resume.partition if resume is not None else None)
+    if resume is not None and (encoded is None or encoded[0].key != published):
+        discard()  # an adapter changed its mind: re-read it all
         result = ingest(locator, settings, sink, counts, framing=framing)
         encoded = source_rows(_from(result, origin), task.layout)
     if result.state != "indexed":
