@@ -34,7 +34,7 @@ from typing import Any
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.corpora import size_of
-from benchmarks.run import parallel_baseline, rate, run_build
+from benchmarks.run import TRACEIDX_HOME, parallel_baseline, rate, run_build
 from traceidx.demo import copy_ids
 from traceidx.runtimes import RUNTIMES
 
@@ -143,9 +143,7 @@ def database_corpus(source: Path, root: Path, names: tuple[str, ...]) -> list[Pa
 def _cold(corpus: Path, jobs: int, home: str | None) -> dict[str, Any]:
     dataset = corpus.parent / "dataset"
     shutil.rmtree(dataset, ignore_errors=True)
-    done = (
-        run_build(corpus, dataset, jobs) if home is None else run_build(corpus, dataset, jobs, home)
-    )
+    done = run_build(corpus, dataset, jobs, home or TRACEIDX_HOME)
     shutil.rmtree(dataset, ignore_errors=True)
     return done
 

@@ -159,9 +159,8 @@ def process(work: SourceWork, task: Task) -> SourceOutcome:
     framing = work.decision.framing
     result = ingest(locator, settings, sink, counts, resume, framing)
     encoded = source_rows(_from(result, origin), task.layout)
-    # where its published rows are (since a group split, not where its checkpoint was made)
-    published = work.decision.partition or (resume.partition if resume is not None else None)
-    if resume is not None and (encoded is None or encoded[0].key != published):
+    # its new rows must go where its published ones are (the decision says where)
+    if resume is not None and (encoded is None or encoded[0].key != work.decision.partition):
         discard()  # an adapter changed its mind: re-read it all
         result = ingest(locator, settings, sink, counts, framing=framing)
         encoded = source_rows(_from(result, origin), task.layout)
@@ -224,7 +223,6 @@ def process(work: SourceWork, task: Task) -> SourceOutcome:
     tail = result.resumed.tail if result.resumed is not None else None
     checkpoint = None
     if result.checkpoint is not None and spool_folder is not None:
-        result.checkpoint.partition = partition.key
         path = spool_folder / f"checkpoint-{uuid.uuid4().hex}.pickle"
         if result.checkpoint.write(path):
             checkpoint = str(path)

@@ -106,7 +106,6 @@ class Checkpoint:
     projector: dict[str, Any] | None
     counters: dict[str, Any]
     tail: dict[str, list[int]] = field(default_factory=dict)
-    partition: str | None = None
     anchor: str | None = None
 
     def write(self, path: Path) -> bool:

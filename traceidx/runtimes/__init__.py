@@ -21,9 +21,12 @@ a database (ARCHITECTURE.md, "Sources that are not JSON lines").
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import importlib
 import pkgutil
 import re
+from collections.abc import Callable
 
 from traceidx.runtimes.declare import (
     TOOL_KINDS,
@@ -91,6 +94,13 @@ def names() -> list[str]:
 def declared() -> dict[str, tuple[TraceHome, ...]]:
     """Every registered runtime's trace homes, by runtime name (sorted)."""
     return {name: RUNTIMES[name].homes for name in sorted(RUNTIMES)}
+
+
+@functools.lru_cache(maxsize=16)
+def any_name(patterns: tuple[str, ...]) -> Callable[[str], object]:
+    """Whether a file name matches any of some declared `fnmatch` patterns (one compiled
+    pattern: most names match none, and one match says so)."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or "(?!)").match
 
 
 def databases() -> dict[str, Database]:

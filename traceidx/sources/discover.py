@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from traceidx import storage
-from traceidx.runtimes import FileRule, declared, file_rules
+from traceidx.runtimes import FileRule, any_name, declared, file_rules
 from traceidx.sources import folder as session_folder
 from traceidx.sources import rowsource
 from traceidx.sources.sourceio import kind_of, stat_of
@@ -69,13 +69,12 @@ _DSH_GENERATION = re.compile(r"session(?:\.v(\d+))?\.jsonl(?:\.zstd)?")
 TRAJECTORY = ".trajectory.jsonl"
 #: the registered runtimes' files that are not JSON lines (`traceidx.runtimes.FileRule`)
 _RULES: tuple[FileRule, ...] = tuple(file_rules())
-#: whether a file name is named by any of `_RULES` (one pattern for all)
-_ANY_RULE = re.compile("|".join(fnmatch.translate(r.name) for r in _RULES) or "(?!)").match
+_RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in _RULES)
 
 
 def declared_rule(folder: str, name: str) -> FileRule | None:
     """The registry's rule for a file of that name in that folder, if a runtime declares one."""
-    if not _ANY_RULE(name):  # most names match no rule: one pattern tells
+    if not any_name(_RULE_NAMES)(name):  # most names match no rule: one pattern says so
         return None
     parent = os.path.basename(folder)
     for rule in _RULES:

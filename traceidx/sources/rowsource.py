@@ -67,15 +67,13 @@ from __future__ import annotations
 
 import errno
 import fnmatch
-import functools
 import multiprocessing.util
 import os
-import re
 import shutil
 import sqlite3
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
@@ -84,7 +82,7 @@ from urllib.parse import quote
 import msgspec
 import zstandard
 
-from traceidx.runtimes import RUNTIMES, Database, Packed, RowTable, databases
+from traceidx.runtimes import RUNTIMES, Database, Packed, RowTable, any_name, databases
 
 #: between a database's path and a session's native id in a locator
 SEPARATOR: Final = "#"
@@ -117,18 +115,12 @@ def layout_of(path: str) -> tuple[str, Database] | None:
     """The runtime and database layout a file's name declares it to be, if any."""
     name = os.path.basename(path)
     names = tuple(p for e in RUNTIMES.values() if e.database is not None for p in e.database.names)
-    if not _any_of(names)(name):  # most names are no database's: one pattern tells
+    if not any_name(names)(name):
         return None
     for runtime, database in databases().items():
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in database.names):
             return runtime, database
     return None
-
-
-@functools.lru_cache(maxsize=8)
-def _any_of(patterns: tuple[str, ...]) -> Callable[[str], re.Match[str] | None]:
-    """Whether a name matches any of the `fnmatch` patterns, as one compiled pattern."""
-    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or "(?!)").match
 
 
 @dataclass(frozen=True, slots=True)

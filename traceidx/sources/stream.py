@@ -26,12 +26,12 @@ cannot be read).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from traceidx.sources import folder, rowsource
-from traceidx.sources.document import file_of, frame_document
+from traceidx.sources.document import DocumentRecord, file_of, frame_document
 from traceidx.sources.frame import (
     DEFAULT_MAX_RECORD_BYTES,
     FINGERPRINT_ALGORITHM,
@@ -138,11 +138,7 @@ class SourceStream:
                 parts = frame_document(data, self.max_record_bytes, self.algorithm, file)
                 self.indexed_bytes = len(data)
                 if parts:
-                    yield Framed(
-                        [p.line for p in parts],
-                        [(p.value, p.status) for p in parts],
-                        [p.path for p in parts],
-                    )
+                    yield _decoded(parts)
                 return
             offset, position = self.resume or (0, 0)
             framer = Framer(self.max_record_bytes, offset, self.algorithm)
@@ -170,10 +166,10 @@ class SourceStream:
             self.indexed_bytes += record.line.end - record.line.start
             batch.append(record)
             if len(batch) >= BATCH_RECORDS:
-                yield _of_folder(batch)
+                yield _decoded(batch)
                 batch = []
         if batch:
-            yield _of_folder(batch)
+            yield _decoded(batch)
 
     def _rows(self) -> Iterator[Framed]:
         where = rowsource.parse(self.locator)
@@ -213,7 +209,8 @@ class SourceStream:
             raise Unavailable(str(exc)) from exc
 
 
-def _of_folder(records: list[folder.FolderRecord]) -> Framed:
+def _decoded(records: Sequence[DocumentRecord | folder.FolderRecord]) -> Framed:
+    """A batch of Records their framing decoded (a document's elements, a folder's)."""
     return Framed(
         [r.line for r in records], [(r.value, r.status) for r in records], [r.path for r in records]
     )
