@@ -5,6 +5,7 @@ whose status it returned, and calls that wait for the person stay out of `slowes
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.support.facts import dict_rows
@@ -57,9 +58,11 @@ def test_the_tools_report_groups_by_kind_with_the_runtimes_names(traces_dataset:
     rows = _json("report", "tools", "--dataset", str(traces_dataset), "--timezone", "UTC")
     kinds = {r["name"]: r for r in rows if r["entry"] == "tool kind"}
     assert set(kinds) <= KINDS | {"mcp", "other"} and {"shell", "read", "edit"} <= set(kinds)
-    shell = str(kinds["shell"]["tools"])
-    assert "Bash (claude_code)" in shell and "exec_command (codex)" in shell
-    assert "bash (" in shell and "pi" in shell
+    # "name (runtime, runtime), ...": each name with the runtimes that call it that
+    listed = re.findall(r"([^,()]+?) \(([^)]*)\)", str(kinds["shell"]["tools"]))
+    shell = {name.strip(): set(runtimes.split(", ")) for name, runtimes in listed}
+    assert "claude_code" in shell["Bash"] and "codex" in shell["exec_command"]
+    assert "pi" in shell["bash"]
     assert all(r["tools"] is None for r in rows if r["entry"] == "program")
 
 
